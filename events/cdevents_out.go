@@ -1,0 +1,69 @@
+package events
+
+import (
+	"strings"
+	"time"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	"github.com/package-url/packageurl-go"
+)
+
+// CDEvents emitted when a rollout ends (CDEvents spec v0.4.1).
+const (
+	CDEventsSpecVersion = "0.4.1"
+	CDServiceUpgraded   = "dev.cdevents.service.upgraded.0.2.0"
+	CDServiceRolledBack = "dev.cdevents.service.rolledback.0.2.0"
+)
+
+type cdServiceContent struct {
+	Environment struct {
+		ID string `json:"id"`
+	} `json:"environment"`
+	ArtifactID string `json:"artifactId"`
+}
+
+// CDServiceEvent builds the CDEvent for a finished rollout of in's workload:
+// service.upgraded when it completed, service.rolledback when it halted
+// after a rollback. The service is the workload, its environment the namespace.
+func CDServiceEvent(in cloudevents.Event, r RolloutData, typ string) (cloudevents.Event, error) {
+	id := DeriveID(in.ID(), typ, r.Workload.String())
+	content := cdServiceContent{ArtifactID: ArtifactPURL(r.Target)}
+	content.Environment.ID = r.Workload.Namespace
+	body := map[string]any{
+		"context": cdContext{
+			Version: CDEventsSpecVersion, ID: id, Source: Source("compute-spec"),
+			Type: typ, Timestamp: time.Now().UTC(),
+		},
+		"subject": map[string]any{
+			"id":      r.Workload.String(),
+			"source":  Source("compute-spec"),
+			"type":    "service",
+			"content": content,
+		},
+	}
+	out, err := New(id, typ, Source("compute-spec"), r.Workload.String(), body)
+	if err != nil {
+		return out, err
+	}
+	if v := Ext(in, ExtUpgradeID); v != "" {
+		out.SetExtension(ExtUpgradeID, v)
+	}
+	out.SetExtension(ExtTraceParent, childTraceParent(Ext(in, ExtTraceParent), in.ID(), id))
+	return out, nil
+}
+
+// ArtifactPURL turns an image reference "host/path/name[:tag][@sha256:…]"
+// into an OCI purl with repository_url and tag qualifiers.
+func ArtifactPURL(ref string) string {
+	name, digest, _ := strings.Cut(ref, "@")
+	tag := ""
+	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
+		name, tag = name[:i], name[i+1:]
+	}
+	last := name[strings.LastIndex(name, "/")+1:]
+	q := packageurl.QualifiersFromMap(map[string]string{"repository_url": name})
+	if tag != "" {
+		q = append(q, packageurl.Qualifier{Key: "tag", Value: tag})
+	}
+	return packageurl.NewPackageURL("oci", "", strings.ToLower(last), digest, q, "").ToString()
+}

@@ -1,0 +1,56 @@
+package events
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const digestA = "sha256:0b31b1c02ff458ad9b7b81cbdf8f028bd54699fa151f221d1e8de6817db93427"
+
+var at = time.Date(2026, 11, 20, 10, 2, 11, 0, time.UTC)
+
+func samplePlan() Plan {
+	return Plan{
+		UpgradeID: "u-7f3a",
+		Pod:       PodRef{Namespace: "shop", Name: "web-0", UID: "uid-1", Node: "node-1"},
+		Owner:     ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web", UID: "uid-d"},
+		Containers: []ContainerPlan{{
+			Name: "app", FromImage: "registry.example/shop/web:1.2.0",
+			FromImageID: "registry.example/shop/web@sha256:5b0bcabd1ed22e9fb1310cf6c2dec7cdef19f0ad69efa1f392e94a4333501270",
+			ToImage:     "registry.example/shop/web:1.3.0@" + digestA, ToDigest: digestA, PullPolicy: "IfNotPresent",
+		}},
+		Target: "registry.example/shop/web:1.3.0@" + digestA, Wave: 2, GraceSeconds: 5,
+		Prepull: true, ReadinessGate: true, VerifySeconds: 300, PlannedAt: at,
+	}
+}
+
+// samples returns valid data for every event type.
+func samples() map[string]any {
+	plan := samplePlan()
+	pod := corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-0", UID: "uid-1", ResourceVersion: "42"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example/shop/web:1.3.0"}}},
+	}
+	workload := ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web", UID: "uid-d"}
+	return map[string]any{
+		ImagePushed: ImagePushedData{Registry: "registry.example", Repository: "shop/web", Tag: "1.3.0",
+			Digest: digestA, PushedAt: at, Origin: "distribution"},
+		UpgradePlanned: plan,
+		ImagePrepulled: PrepulledData{Plan: plan, Node: "node-1", PullMillis: 812},
+		PodPatched:     PatchedData{Plan: plan, ResourceVersion: "43", PatchedAt: at},
+		PodUpdated:     PodUpdatedData{Pod: pod},
+		ContainerRestarted: ContainerRestartedData{Pod: plan.Pod, Container: "app", OldContainerID: "containerd://a",
+			NewContainerID: "containerd://b", RestartCount: 1, Image: "registry.example/shop/web:1.3.0", ImageID: "registry.example/shop/web@" + digestA},
+		UpgradeSucceeded: OutcomeData{Plan: plan, Outcome: OutcomeSucceeded, PatchedAt: at, FinishedAt: at.Add(3 * time.Second),
+			Containers: []ContainerResult{{Name: "app", Image: "registry.example/shop/web:1.3.0", ImageID: "x@" + digestA, RestartCount: 1}}},
+		UpgradeFailed:     OutcomeData{Plan: plan, Outcome: OutcomeFailed, Reason: "RollbackFailed", Message: "pod deleted"},
+		UpgradeRolledBack: OutcomeData{Plan: plan, Outcome: OutcomeRolledBack, Reason: "ImagePullBackOff", Message: "Back-off pulling image"},
+		RolloutCompleted: RolloutData{UpgradeID: "u-7f3a", Workload: workload, Target: plan.Target,
+			Counts: Counts{Pods: 10, Succeeded: 10}, TemplateSynced: true, PreviousImages: map[string]string{"app": "registry.example/shop/web:1.2.0"}},
+		RolloutHalted:  RolloutData{UpgradeID: "u-7f3a", Workload: workload, Target: plan.Target, Counts: Counts{Pods: 10, Succeeded: 3, RolledBack: 1}, Reason: "UpgradeRolledBack"},
+		RolloutResumed: ResumeData{Workload: workload, Reason: "fixed the image"},
+	}
+}

@@ -1,0 +1,82 @@
+package events
+
+import "strings"
+
+// TypePrefix starts every event type this project emits.
+const TypePrefix = "dev.inplace."
+
+// Event types (CloudEvents `type`), `dev.inplace.<noun>.<verb>.v1`.
+const (
+	ImagePushed        = "dev.inplace.image.pushed.v1"
+	UpgradePlanned     = "dev.inplace.upgrade.planned.v1"
+	ImagePrepulled     = "dev.inplace.image.prepulled.v1"
+	PodPatched         = "dev.inplace.pod.patched.v1"
+	PodUpdated         = "dev.inplace.pod.updated.v1"
+	ContainerRestarted = "dev.inplace.container.restarted.v1"
+	UpgradeSucceeded   = "dev.inplace.upgrade.succeeded.v1"
+	UpgradeFailed      = "dev.inplace.upgrade.failed.v1"
+	UpgradeRolledBack  = "dev.inplace.upgrade.rolledback.v1"
+	RolloutCompleted   = "dev.inplace.rollout.completed.v1"
+	RolloutHalted      = "dev.inplace.rollout.halted.v1"
+	// RolloutResumed is an operator's command: resume a halted rollout.
+	RolloutResumed = "dev.inplace.rollout.resumed.v1"
+)
+
+// Types lists every type this project emits, in chain order.
+var Types = []string{
+	ImagePushed, UpgradePlanned, ImagePrepulled, PodPatched, PodUpdated,
+	ContainerRestarted, UpgradeSucceeded, UpgradeFailed, UpgradeRolledBack,
+	RolloutCompleted, RolloutHalted, RolloutResumed,
+}
+
+// Foreign event types accepted as input and adapted onto the project's own.
+const (
+	// APIServerSourceUpdate is Knative ApiServerSource's Resource-mode update.
+	APIServerSourceUpdate = "dev.knative.apiserver.resource.update"
+	// CDEventArtifactPublishedPrefix matches every version of CDEvents artifact.published.
+	CDEventArtifactPublishedPrefix = "dev.cdevents.artifact.published."
+)
+
+// Extension attribute names.
+const (
+	// ExtUpgradeID names one rollout (all events of one push for one workload).
+	ExtUpgradeID = "upgradeid"
+	// ExtTraceParent is the W3C trace context of the CloudEvents distributed-tracing extension.
+	ExtTraceParent = "traceparent"
+	// ExtReplay marks an event fed again by `inplace replay`; its value names the replay.
+	ExtReplay = "inplacereplay"
+)
+
+// Short returns the short form of a project type: "image.pushed" for
+// "dev.inplace.image.pushed.v1". Foreign types are returned unchanged.
+func Short(typ string) string {
+	if !strings.HasPrefix(typ, TypePrefix) {
+		return typ
+	}
+	s := strings.TrimPrefix(typ, TypePrefix)
+	if i := strings.LastIndex(s, ".v"); i > 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// Long is the inverse of Short for the project's own types; it returns ""
+// for a short name it does not know.
+func Long(short string) string {
+	for _, t := range Types {
+		if Short(t) == short {
+			return t
+		}
+	}
+	return ""
+}
+
+// Known reports whether typ is one of the project's own types.
+func Known(typ string) bool {
+	for _, t := range Types {
+		if t == typ {
+			return true
+		}
+	}
+	return false
+}
