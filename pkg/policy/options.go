@@ -1,0 +1,150 @@
+package policy
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// The opt-in annotations, on a workload or a bare pod.
+const (
+	AnnotationPolicy         = "inplace.dev/policy"
+	AnnotationMaxUnavailable = "inplace.dev/max-unavailable"
+	AnnotationGraceSeconds   = "inplace.dev/grace-seconds"
+	AnnotationPrepull        = "inplace.dev/prepull"
+	AnnotationPaused         = "inplace.dev/paused"
+	AnnotationVerifySeconds  = "inplace.dev/verify-seconds"
+)
+
+// Defaults fill what the annotations leave out; start from StandardDefaults.
+type Defaults struct {
+	MaxUnavailable intstr.IntOrString
+	GraceSeconds   int
+	Prepull        bool
+	VerifySeconds  int
+}
+
+// StandardDefaults: one pod at a time, no grace, pre-pull on, five minutes
+// to verify.
+func StandardDefaults() Defaults {
+	return Defaults{MaxUnavailable: intstr.FromInt32(1), Prepull: true, VerifySeconds: 300}
+}
+
+// Options is the opt-in of one workload or bare pod.
+type Options struct {
+	// OptedIn is false when inplace.dev/policy is absent: touch nothing.
+	OptedIn        bool
+	Policy         Policy
+	MaxUnavailable intstr.IntOrString
+	GraceSeconds   int
+	Prepull        bool
+	Paused         bool
+	VerifySeconds  int
+}
+
+// FromAnnotations reads the opt-in annotations. Without inplace.dev/policy
+// it returns Options{OptedIn: false} and no error, whatever else is set.
+// Errors name the annotation and its value.
+func FromAnnotations(ann map[string]string, d Defaults) (Options, error) {
+	raw, ok := ann[AnnotationPolicy]
+	if !ok {
+		return Options{}, nil
+	}
+	p, err := Parse(raw)
+	if err != nil {
+		return Options{}, err
+	}
+	o := Options{OptedIn: true, Policy: p, MaxUnavailable: d.MaxUnavailable,
+		GraceSeconds: d.GraceSeconds, Prepull: d.Prepull, VerifySeconds: d.VerifySeconds}
+	if o.MaxUnavailable == (intstr.IntOrString{}) {
+		o.MaxUnavailable = intstr.FromInt32(1)
+	}
+	if o.VerifySeconds <= 0 {
+		o.VerifySeconds = 300
+	}
+	return o, readOptional(ann, &o)
+}
+
+func readOptional(ann map[string]string, o *Options) error {
+	var err error
+	if v, ok := ann[AnnotationMaxUnavailable]; ok {
+		if o.MaxUnavailable, err = parseMaxUnavailable(v); err != nil {
+			return err
+		}
+	}
+	if v, ok := ann[AnnotationGraceSeconds]; ok {
+		if o.GraceSeconds, err = parseInt(AnnotationGraceSeconds, v, 0); err != nil {
+			return err
+		}
+	}
+	if v, ok := ann[AnnotationVerifySeconds]; ok {
+		if o.VerifySeconds, err = parseInt(AnnotationVerifySeconds, v, 1); err != nil {
+			return err
+		}
+	}
+	if v, ok := ann[AnnotationPrepull]; ok {
+		if o.Prepull, err = parseBool(AnnotationPrepull, v); err != nil {
+			return err
+		}
+	}
+	if v, ok := ann[AnnotationPaused]; ok {
+		if o.Paused, err = parseBool(AnnotationPaused, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parseMaxUnavailable accepts "3" or "25%". Zero is refused: an in-place
+// restart cannot surge, so a budget of 0 would never let a pod move.
+func parseMaxUnavailable(v string) (intstr.IntOrString, error) {
+	s := strings.TrimSpace(v)
+	if pct, ok := strings.CutSuffix(s, "%"); ok {
+		n, err := strconv.Atoi(pct)
+		if err != nil || n <= 0 || n > 100 {
+			return intstr.IntOrString{}, annErr(AnnotationMaxUnavailable, v, "want a percentage from 1% to 100%")
+		}
+		return intstr.FromString(s), nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		return intstr.IntOrString{}, annErr(AnnotationMaxUnavailable, v,
+			"want a number of pods ≥ 1 or a percentage (0 would never let a pod restart: in place cannot surge)")
+	}
+	return intstr.FromInt(n), nil
+}
+
+// Budget resolves MaxUnavailable against the desired replicas like the
+// Deployment controller: a percentage rounds down, and the result is at
+// least 1 so a small workload still moves.
+func (o Options) Budget(replicas int) int {
+	n, err := intstr.GetScaledValueFromIntOrPercent(&o.MaxUnavailable, replicas, false)
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}
+
+func parseInt(name, v string, minimum int) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < minimum {
+		return 0, annErr(name, v, fmt.Sprintf("want a whole number ≥ %d", minimum))
+	}
+	return n, nil
+}
+
+func parseBool(name, v string) (bool, error) {
+	switch strings.TrimSpace(v) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, annErr(name, v, `want "true" or "false"`)
+}
+
+func annErr(name, value, why string) error {
+	return fmt.Errorf("annotation %s: invalid value %q: %s", name, value, why)
+}
