@@ -1,0 +1,12 @@
+// Package bus is the event bus of the chain: one JetStream stream holding
+// every CloudEvent, a durable pull consumer per function, publishing in the
+// CloudEvents NATS binary mode with Nats-Msg-Id set to the event id (so the
+// stream's dedup window drops a republished event), a dead-letter subject
+// per function, and a KV bucket for rollout progress with compare-and-swap.
+//
+// Setup is idempotent: it creates what is missing and updates drifted
+// configuration, so every process may run it on start.
+//
+// The bus does not decide how a message is settled; the runner does, from
+// the handler's error (package settle).
+package bus

@@ -1,0 +1,108 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// KV is a JetStream key-value bucket whose updates are compare-and-swap on
+// the key's revision.
+type KV struct {
+	kv jetstream.KeyValue
+}
+
+// KV opens (creating or updating) the rollout bucket.
+func (b *Bus) KV(ctx context.Context) (*KV, error) {
+	storage := jetstream.FileStorage
+	if b.cfg.MemoryStorage {
+		storage = jetstream.MemoryStorage
+	}
+	kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:      b.cfg.KVBucket,
+		Description: "inplace rollout progress",
+		History:     5,
+		Storage:     storage,
+		Replicas:    max(b.cfg.Replicas, 1),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bus: set up KV %s: %w", b.cfg.KVBucket, err)
+	}
+	return &KV{kv: kv}, nil
+}
+
+// Get returns the value and revision of key; a missing key is (nil, 0, nil).
+func (k *KV) Get(ctx context.Context, key string) ([]byte, uint64, error) {
+	e, err := k.kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("kv get %s: %w", key, err)
+	}
+	return e.Value(), e.Revision(), nil
+}
+
+// ErrNoChange may be returned by an Update function to leave the key as it is.
+var ErrNoChange = errors.New("kv: no change")
+
+// Update reads key, calls fn with its value (nil when missing) and writes
+// fn's result only if nobody wrote the key in between; on a conflict it
+// reads again and retries. fn must be pure: it may run several times.
+// It returns the value stored (or the unchanged one when fn returns ErrNoChange).
+func (k *KV) Update(ctx context.Context, key string, fn func(old []byte) ([]byte, error)) ([]byte, error) {
+	for attempt := 0; ; attempt++ {
+		old, rev, err := k.Get(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		next, err := fn(old)
+		if errors.Is(err, ErrNoChange) {
+			return old, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if rev == 0 {
+			_, err = k.kv.Create(ctx, key, next)
+		} else {
+			_, err = k.kv.Update(ctx, key, next, rev)
+		}
+		if err == nil {
+			return next, nil
+		}
+		if !isConflict(err) || attempt >= 50 {
+			return nil, fmt.Errorf("kv update %s: %w", key, err)
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func isConflict(err error) bool {
+	return errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch)
+}
+
+// Delete removes key.
+func (k *KV) Delete(ctx context.Context, key string) error {
+	if err := k.kv.Delete(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return fmt.Errorf("kv delete %s: %w", key, err)
+	}
+	return nil
+}
+
+// Keys lists the keys in the bucket.
+func (k *KV) Keys(ctx context.Context) ([]string, error) {
+	lister, err := k.kv.ListKeys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("kv keys: %w", err)
+	}
+	var keys []string
+	for key := range lister.Keys() {
+		keys = append(keys, key)
+	}
+	return keys, nil
+}
