@@ -1,0 +1,49 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// Tag points dstTag at the manifest srcTag points at (as crane tag does: the
+// same manifest PUT again by the new tag, so Distribution sends a push event
+// for dstTag) and returns its digest.
+func (r *Registry) Tag(ctx context.Context, repo, srcTag, dstTag string) (string, error) {
+	src, err := name.NewTag(r.host + "/" + repo + ":" + srcTag)
+	if err != nil {
+		return "", fmt.Errorf("tag %s:%s: %w", repo, srcTag, err)
+	}
+	dst, err := name.NewTag(r.host + "/" + repo + ":" + dstTag)
+	if err != nil {
+		return "", fmt.Errorf("tag %s:%s: %w", repo, dstTag, err)
+	}
+	desc, err := remote.Get(src, r.remoteOptions(ctx)...)
+	if err != nil {
+		return "", wrapNotFound(fmt.Sprintf("tag %s as %s", src, dstTag), err)
+	}
+	if err := remote.Tag(dst, desc, r.remoteOptions(ctx)...); err != nil {
+		return "", fmt.Errorf("tag %s as %s: %w", src, dstTag, err)
+	}
+	return desc.Digest.String(), nil
+}
+
+// Delete removes a tag (repo, "v1") or a manifest and every tag pointing at
+// it (repo, "sha256:..."). Distribution sends a delete event either way.
+func (r *Registry) Delete(ctx context.Context, repo, tagOrDigest string) error {
+	sep := ":"
+	if strings.Contains(tagOrDigest, ":") {
+		sep = "@"
+	}
+	ref, err := name.ParseReference(r.host + "/" + repo + sep + tagOrDigest)
+	if err != nil {
+		return fmt.Errorf("delete %s %s: %w", repo, tagOrDigest, err)
+	}
+	if err := remote.Delete(ref, r.remoteOptions(ctx)...); err != nil {
+		return wrapNotFound("delete "+ref.String(), err)
+	}
+	return nil
+}
