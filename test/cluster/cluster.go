@@ -1,0 +1,155 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// Options configures a control plane. The zero value is usable.
+type Options struct {
+	// BinDir holds etcd, kube-apiserver and kube-controller-manager;
+	// default FindBinDir.
+	BinDir string
+	// Logger receives progress messages; default discards them.
+	Logger *slog.Logger
+	// StartTimeout bounds Start; default 3 minutes (a busy 2-core machine).
+	StartTimeout time.Duration
+	// KeepDir leaves the directory with logs, certificates and kubeconfigs
+	// on Stop (also when $INPLACE_KEEP_CLUSTER is set).
+	KeepDir bool
+	// APIServerFlags and ControllerManagerFlags are appended to the
+	// defaults (a later flag wins).
+	APIServerFlags         []string
+	ControllerManagerFlags []string
+}
+
+// Cluster is a running control plane.
+type Cluster struct {
+	dir        string
+	opts       Options
+	log        *slog.Logger
+	pki        *pki
+	server     string
+	kubeconfig string
+	rest       *rest.Config
+	client     kubernetes.Interface
+	etcd       *proc
+	apiserver  *proc
+	kcm        *proc
+	started    time.Duration
+	stopOnce   sync.Once
+}
+
+// Start runs etcd, kube-apiserver and kube-controller-manager and returns
+// once the API server is ready and the controllers run. On failure it
+// stops what it started and the error carries the processes' log tails.
+func Start(ctx context.Context, opts Options) (*Cluster, error) {
+	t0 := time.Now()
+	opts = opts.withDefaults()
+	binDir := opts.BinDir
+	if binDir == "" {
+		var err error
+		if binDir, err = FindBinDir(); err != nil {
+			return nil, err
+		}
+	}
+	dir, err := os.MkdirTemp("", "inplace-cluster-")
+	if err != nil {
+		return nil, fmt.Errorf("start cluster: temp dir: %w", err)
+	}
+	c := &Cluster{dir: dir, opts: opts, log: opts.Logger}
+	ctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
+	defer cancel()
+	if err := c.start(ctx, binDir); err != nil {
+		logs := tails(25, c.etcd, c.apiserver, c.kcm)
+		c.Stop()
+		return nil, fmt.Errorf("start cluster: %w%s", err, logs)
+	}
+	c.started = time.Since(t0)
+	c.log.Info("control plane ready", "dir", dir, "server", c.server, "took", c.started)
+	return c, nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.StartTimeout == 0 {
+		o.StartTimeout = 3 * time.Minute
+	}
+	if os.Getenv("INPLACE_KEEP_CLUSTER") != "" {
+		o.KeepDir = true
+	}
+	return o
+}
+
+func (c *Cluster) start(ctx context.Context, binDir string) error {
+	var err error
+	if c.pki, err = newPKI(c.dir); err != nil {
+		return err
+	}
+	if err := c.startEtcd(ctx, filepath.Join(binDir, "etcd")); err != nil {
+		return err
+	}
+	if err := c.startAPIServer(ctx, filepath.Join(binDir, "kube-apiserver")); err != nil {
+		return err
+	}
+	return c.startControllerManager(ctx, filepath.Join(binDir, "kube-controller-manager"))
+}
+
+// Stop kills the control plane (controller-manager, API server, etcd) and
+// removes its directory unless told to keep it. It is safe to call twice.
+func (c *Cluster) Stop() {
+	c.stopOnce.Do(func() {
+		for _, p := range []*proc{c.kcm, c.apiserver, c.etcd} {
+			p.stop(10 * time.Second)
+		}
+		if c.opts.KeepDir {
+			c.log.Info("control plane stopped, directory kept", "dir", c.dir)
+			return
+		}
+		if err := os.RemoveAll(c.dir); err != nil {
+			c.log.Warn("remove cluster dir", "dir", c.dir, "err", err)
+		}
+	})
+}
+
+// RestConfig returns a copy of the admin (system:masters) client config;
+// QPS 200, burst 400, JSON content type.
+func (c *Cluster) RestConfig() *rest.Config { return rest.CopyConfig(c.rest) }
+
+// Kubeconfig is the path of the admin kubeconfig file.
+func (c *Cluster) Kubeconfig() string { return c.kubeconfig }
+
+// Client is an admin clientset (protobuf).
+func (c *Cluster) Client() kubernetes.Interface { return c.client }
+
+// Server is the API server's URL, https://127.0.0.1:<port>.
+func (c *Cluster) Server() string { return c.server }
+
+// Dir is the directory holding logs, certificates and kubeconfigs.
+func (c *Cluster) Dir() string { return c.dir }
+
+// StartDuration is how long Start took.
+func (c *Cluster) StartDuration() time.Duration { return c.started }
+
+// errExited reports that p died while we waited for it.
+func errExited(p *proc) error {
+	if done, err := p.exited(); done {
+		if err == nil {
+			err = errors.New("exit status 0")
+		}
+		return fmt.Errorf("%s exited: %w", p.name, err)
+	}
+	return nil
+}
