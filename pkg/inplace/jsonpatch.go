@@ -1,0 +1,42 @@
+package inplace
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// op is one RFC 6902 operation.
+type op struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value,omitempty"`
+}
+
+func testOp(path string, v any) op    { return op{Op: "test", Path: path, Value: v} }
+func replaceOp(path string, v any) op { return op{Op: "replace", Path: path, Value: v} }
+func addOp(path string, v any) op     { return op{Op: "add", Path: path, Value: v} }
+func removeOp(path string) op         { return op{Op: "remove", Path: path} }
+
+// escape makes a map key a JSON-pointer token ("inplace.dev/state" →
+// "inplace.dev~1state").
+func escape(key string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
+}
+
+// setKeyOp sets key in the metadata map at base ("/metadata/annotations"),
+// creating the map when the object has none.
+func setKeyOp(base string, current map[string]string, key, value string) op {
+	if current == nil {
+		return addOp(base, map[string]string{key: value})
+	}
+	return addOp(base+"/"+escape(key), value)
+}
+
+func marshal(ops []op) ([]byte, error) {
+	b, err := json.Marshal(ops)
+	if err != nil {
+		return nil, fmt.Errorf("encode json patch: %w", err)
+	}
+	return b, nil
+}

@@ -1,0 +1,87 @@
+package inplace
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/settle"
+)
+
+// Patch is the RFC 6902 patch that moves pod to plan: it tests the pod's UID
+// and resourceVersion (a concurrent change makes the API server reject it
+// with 422, which is how "changed by someone else" is detected: re-read and
+// call Patch again), tests and replaces each planned container's image, and
+// writes the inplace.dev/state annotation in the same request.
+//
+// It returns ErrAlreadyApplied when the pod already carries this upgrade or
+// already runs every planned image, an error wrapping ErrBusy while another
+// upgrade of the pod is still active, and a permanent error when the pod no
+// longer matches the plan (another UID, being deleted, a container gone or
+// set to an image that is neither the plan's from nor to).
+func Patch(pod *corev1.Pod, plan events.Plan, now time.Time) ([]byte, error) {
+	if err := checkPatchable(pod, plan); err != nil {
+		return nil, err
+	}
+	ops := []op{
+		testOp("/metadata/uid", string(pod.UID)),
+		testOp("/metadata/resourceVersion", pod.ResourceVersion),
+	}
+	st := State{UpgradeID: plan.UpgradeID, Target: plan.Target, Phase: PhasePatched, PatchedAt: now.UTC()}
+	for _, cp := range plan.Containers {
+		c, ok := findContainer(&pod.Spec, "/spec", cp.Name)
+		if !ok {
+			return nil, settle.Permanentf("patch pod %s: container %q is gone", plan.Pod, cp.Name)
+		}
+		switch c.Image {
+		case cp.ToImage:
+			continue
+		case cp.FromImage:
+		default:
+			return nil, settle.Permanentf("patch pod %s: container %q runs %s, neither the planned %s nor %s (changed by someone else)",
+				plan.Pod, cp.Name, c.Image, cp.FromImage, cp.ToImage)
+		}
+		ops = append(ops, testOp(c.Path+"/image", cp.FromImage), replaceOp(c.Path+"/image", cp.ToImage))
+		st.Containers = append(st.Containers, previous(pod, c, cp))
+	}
+	if len(st.Containers) == 0 {
+		return nil, fmt.Errorf("patch pod %s: already runs the planned images: %w", plan.Pod, ErrAlreadyApplied)
+	}
+	ops = append(ops, setKeyOp("/metadata/annotations", pod.Annotations, StateAnnotation, st.Encode()))
+	return marshal(ops)
+}
+
+func checkPatchable(pod *corev1.Pod, plan events.Plan) error {
+	switch {
+	case string(pod.UID) != plan.Pod.UID:
+		return settle.Permanentf("patch pod %s: uid is %s, not the planned %s (the pod was replaced)", plan.Pod, pod.UID, plan.Pod.UID)
+	case pod.DeletionTimestamp != nil:
+		return settle.Permanentf("patch pod %s: the pod is being deleted", plan.Pod)
+	}
+	st, err := ParseState(pod)
+	switch {
+	case err != nil:
+		return err
+	case st == nil:
+		return nil
+	case st.UpgradeID == plan.UpgradeID:
+		return fmt.Errorf("patch pod %s: upgrade %s is already %s: %w", plan.Pod, st.UpgradeID, st.Phase, ErrAlreadyApplied)
+	case st.Phase.Active():
+		return fmt.Errorf("patch pod %s: upgrade %s is still %s: %w", plan.Pod, st.UpgradeID, st.Phase, ErrBusy)
+	}
+	return nil
+}
+
+// previous records what c ran before the patch.
+func previous(pod *corev1.Pod, c specContainer, cp events.ContainerPlan) ContainerState {
+	s := ContainerState{Name: cp.Name, Sidecar: c.Sidecar, PreviousImage: c.Image,
+		PreviousImageID: cp.FromImageID, TargetImage: cp.ToImage, TargetDigest: cp.ToDigest}
+	if cs := containerStatus(pod, cp.Name); cs != nil {
+		s.PreviousImageID = cs.ImageID
+		s.PreviousContainerID = cs.ContainerID
+		s.PreviousRestartCount = cs.RestartCount
+	}
+	return s
+}

@@ -1,0 +1,143 @@
+package inplace
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/inplace-dev/inplace/pkg/imageref"
+	"github.com/inplace-dev/inplace/pkg/settle"
+)
+
+// RollbackPatch is the JSON patch that puts every container of st back on
+// its previous image and sets the state phase to RollingBack with reason.
+// It tests the UID, the state annotation as read (so two writers of the
+// state cannot both win) and each container's current image: a container
+// that is neither on the target nor already back on the previous image was
+// changed by someone else, and that is a permanent error (never stomp a
+// third party's change). It returns ErrAlreadyApplied when the rollback was
+// already written.
+func RollbackPatch(pod *corev1.Pod, st *State, reason string, now time.Time) ([]byte, error) {
+	if st == nil {
+		return nil, settle.Permanentf("roll back pod %s/%s: it has no %s", pod.Namespace, pod.Name, StateAnnotation)
+	}
+	if st.Phase == PhaseRollingBack || st.Phase == PhaseRolledBack {
+		return nil, fmt.Errorf("roll back pod %s/%s: upgrade %s is already %s: %w", pod.Namespace, pod.Name, st.UpgradeID, st.Phase, ErrAlreadyApplied)
+	}
+	ops := []op{testOp("/metadata/uid", string(pod.UID)), testOp(statePath, pod.Annotations[StateAnnotation])}
+	next := *st
+	next.Containers = append([]ContainerState(nil), st.Containers...)
+	next.Phase, next.Reason, next.RollbackAt = PhaseRollingBack, reason, now.UTC()
+	for i := range next.Containers {
+		c := &next.Containers[i]
+		sc, ok := findContainer(&pod.Spec, "/spec", c.Name)
+		if !ok {
+			return nil, settle.Permanentf("roll back pod %s/%s: container %q is gone", pod.Namespace, pod.Name, c.Name)
+		}
+		if cs := containerStatus(pod, c.Name); cs != nil {
+			c.RollbackContainerID, c.RollbackRestartCount = cs.ContainerID, cs.RestartCount
+		}
+		switch sc.Image {
+		case c.PreviousImage:
+			continue
+		case c.TargetImage:
+			ops = append(ops, testOp(sc.Path+"/image", c.TargetImage), replaceOp(sc.Path+"/image", c.PreviousImage))
+		default:
+			return nil, settle.Permanentf("roll back pod %s/%s: container %q is set to %s, neither %s nor %s (changed by someone else)",
+				pod.Namespace, pod.Name, c.Name, sc.Image, c.TargetImage, c.PreviousImage)
+		}
+	}
+	ops = append(ops, replaceOp(statePath, next.Encode()))
+	return marshal(ops)
+}
+
+var statePath = "/metadata/annotations/" + escape(StateAnnotation)
+
+// FinishPatch is the JSON patch that ends the upgrade recorded in st with
+// phase (Succeeded, Failed or RolledBack) and reason, guarded by a test of
+// the state annotation as read.
+func FinishPatch(pod *corev1.Pod, st State, phase Phase, reason string, now time.Time) ([]byte, error) {
+	raw, ok := pod.Annotations[StateAnnotation]
+	if !ok {
+		return nil, settle.Permanentf("finish upgrade on pod %s/%s: it has no %s", pod.Namespace, pod.Name, StateAnnotation)
+	}
+	if st.Phase == phase {
+		return nil, fmt.Errorf("finish upgrade %s: already %s: %w", st.UpgradeID, phase, ErrAlreadyApplied)
+	}
+	st.Phase, st.Reason, st.FinishedAt = phase, reason, now.UTC()
+	return marshal([]op{
+		testOp("/metadata/uid", string(pod.UID)),
+		testOp(statePath, raw),
+		replaceOp(statePath, st.Encode()),
+	})
+}
+
+// RollbackProgress is the completion check while the phase is RollingBack.
+// A container is back when it runs its previous image again and is ready:
+// either it never restarted for the upgrade (containerID unchanged since
+// before the patch), or it restarted after the rollback and reports the
+// previous imageID (or, when that is unknown or a moving tag moved, the
+// previous image). Failed when the previous image cannot run either.
+func RollbackProgress(pod *corev1.Pod, st *State) Result {
+	r := rollbackProgress(pod, st)
+	if pod != nil && st != nil {
+		for _, c := range st.Containers {
+			r.Containers = append(r.Containers, containerResult(pod, c.Name))
+		}
+	}
+	return r
+}
+
+func rollbackProgress(pod *corev1.Pod, st *State) Result {
+	if r, done := identity(pod, ""); done {
+		return r
+	}
+	if st == nil {
+		return result(Failed, ReasonChangedByOthers, "pod %s/%s has no %s", pod.Namespace, pod.Name, StateAnnotation)
+	}
+	for _, c := range st.Containers {
+		if r, bad := specChanged(pod, c.Name, c.PreviousImage); bad {
+			return r
+		}
+	}
+	if r, wait := notObserved(pod); wait {
+		return r
+	}
+	for _, c := range st.Containers {
+		if r := containerBack(pod, c); r.Verdict != Succeeded {
+			return r
+		}
+	}
+	return result(Succeeded, ReasonRolledBack, "every container runs its previous image again and is ready")
+}
+
+func containerBack(pod *corev1.Pod, c ContainerState) Result {
+	cs := containerStatus(pod, c.Name)
+	if cs == nil {
+		return result(InProgress, ReasonNoStatus, "container %s has no status yet", c.Name)
+	}
+	untouched := c.PreviousContainerID != "" && cs.ContainerID == c.PreviousContainerID
+	moved := cs.ContainerID != c.RollbackContainerID || cs.RestartCount > c.RollbackRestartCount
+	if r, bad := crashLooped(cs, c.RollbackRestartCount); bad {
+		return r
+	}
+	if r, bad := waitingFailure(cs, moved); bad {
+		r.Message = "the previous image cannot run either: " + r.Message
+		return r
+	}
+	if !untouched && !moved {
+		return pending(cs, ReasonRestarting, "container %s has not restarted for the rollback yet", c.Name)
+	}
+	if cs.State.Running == nil {
+		return pending(cs, ReasonRestarting, "container %s is not running yet", c.Name)
+	}
+	prev := imageref.DigestOf(c.PreviousImageID)
+	if !untouched && !(prev != "" && imageref.DigestOf(cs.ImageID) == prev) && !sameImage(cs.Image, c.PreviousImage) {
+		return result(InProgress, ReasonRestarting, "container %s restarted but reports %s, not %s", c.Name, cs.ImageID, c.PreviousImageID)
+	}
+	if !cs.Ready {
+		return result(InProgress, ReasonNotReady, "container %s runs %s again but is not ready", c.Name, c.PreviousImage)
+	}
+	return Result{Verdict: Succeeded}
+}

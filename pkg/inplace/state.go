@@ -1,0 +1,93 @@
+package inplace
+
+import (
+	"encoding/json"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/inplace-dev/inplace/pkg/settle"
+)
+
+// Phase is where a pod's upgrade stands.
+type Phase string
+
+// Phases of State.
+const (
+	PhasePatched     Phase = "Patched"
+	PhaseSucceeded   Phase = "Succeeded"
+	PhaseFailed      Phase = "Failed"
+	PhaseRollingBack Phase = "RollingBack"
+	PhaseRolledBack  Phase = "RolledBack"
+)
+
+// Active reports whether the upgrade is still moving (patched or rolling
+// back) rather than finished.
+func (p Phase) Active() bool { return p == PhasePatched || p == PhaseRollingBack }
+
+// State is the JSON in a pod's inplace.dev/state annotation: enough to check
+// the kubelet's progress and to roll back without any other record.
+type State struct {
+	UpgradeID string `json:"upgradeID"`
+	// Target is the pushed reference that caused the upgrade.
+	Target     string    `json:"target"`
+	Phase      Phase     `json:"phase"`
+	Reason     string    `json:"reason,omitempty"`
+	PatchedAt  time.Time `json:"patchedAt,omitzero"`
+	RollbackAt time.Time `json:"rollbackAt,omitzero"`
+	FinishedAt time.Time `json:"finishedAt,omitzero"`
+	// Containers are the containers the patch changed.
+	Containers []ContainerState `json:"containers"`
+}
+
+// ContainerState is one changed container, as it was before the patch.
+type ContainerState struct {
+	Name                 string `json:"name"`
+	Sidecar              bool   `json:"sidecar,omitempty"`
+	PreviousImage        string `json:"previousImage"`
+	PreviousImageID      string `json:"previousImageID,omitempty"`
+	PreviousContainerID  string `json:"previousContainerID,omitempty"`
+	PreviousRestartCount int32  `json:"previousRestartCount"`
+	TargetImage          string `json:"targetImage"`
+	TargetDigest         string `json:"targetDigest,omitempty"`
+	// RollbackContainerID and RollbackRestartCount are the container's
+	// status when the rollback was patched, to see it restart again.
+	RollbackContainerID  string `json:"rollbackContainerID,omitempty"`
+	RollbackRestartCount int32  `json:"rollbackRestartCount,omitempty"`
+}
+
+// Container returns the named container's entry, or nil.
+func (s *State) Container(name string) *ContainerState {
+	for i := range s.Containers {
+		if s.Containers[i].Name == name {
+			return &s.Containers[i]
+		}
+	}
+	return nil
+}
+
+// Encode is the annotation value.
+func (s State) Encode() string {
+	b, err := json.Marshal(s)
+	if err != nil { // only plain strings, numbers and times: cannot happen
+		panic("inplace: encode state: " + err.Error())
+	}
+	return string(b)
+}
+
+// ParseState reads the pod's inplace.dev/state annotation: nil when absent, a
+// permanent error naming the annotation when it is not a State.
+func ParseState(pod *corev1.Pod) (*State, error) {
+	raw, ok := pod.Annotations[StateAnnotation]
+	if !ok {
+		return nil, nil
+	}
+	var s State
+	if err := json.Unmarshal([]byte(raw), &s); err != nil {
+		return nil, settle.Permanentf("pod %s/%s: annotation %s: %w", pod.Namespace, pod.Name, StateAnnotation, err)
+	}
+	if s.UpgradeID == "" || s.Phase == "" {
+		return nil, settle.Permanentf("pod %s/%s: annotation %s: upgradeID and phase are required", pod.Namespace, pod.Name, StateAnnotation)
+	}
+	return &s, nil
+}
