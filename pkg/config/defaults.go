@@ -1,0 +1,79 @@
+package config
+
+import (
+	"fmt"
+	"time"
+
+	"knative.dev/pkg/configmap"
+
+	"github.com/inplace-dev/inplace/pkg/policy"
+)
+
+// ConfigMapName is the ConfigMap holding the Defaults.
+const ConfigMapName = "config-inplace"
+
+// Defaults apply where a workload's annotations say nothing, and tune the
+// functions. They may change at any time (ConfigMap watch).
+type Defaults struct {
+	// Policy defaults: max-unavailable, grace-seconds, prepull, verify-seconds.
+	Policy policy.Defaults
+	// PrepullNamespace is where pre-pull pods run.
+	PrepullNamespace string
+	// PrepullPerNode bounds concurrent pre-pulls on one node.
+	PrepullPerNode int
+	// PrepullTimeout bounds one pre-pull before the upgrade fails.
+	PrepullTimeout time.Duration
+	// EmitCDEvents makes compute-spec emit CDEvents service.upgraded/rolledback.
+	EmitCDEvents bool
+}
+
+// StandardDefaults are used when the ConfigMap is absent or leaves a key out.
+func StandardDefaults() Defaults {
+	return Defaults{
+		Policy:           policy.StandardDefaults(),
+		PrepullNamespace: "inplace-system",
+		PrepullPerNode:   2,
+		PrepullTimeout:   5 * time.Minute,
+		EmitCDEvents:     true,
+	}
+}
+
+// ParseDefaults reads the ConfigMap data over StandardDefaults. The
+// `_example` key is documentation and ignored. Errors name the key.
+func ParseDefaults(data map[string]string) (Defaults, error) {
+	d := StandardDefaults()
+	maxUnavailable := d.Policy.MaxUnavailable.String()
+	err := configmap.Parse(data,
+		configmap.AsString("max-unavailable", &maxUnavailable),
+		configmap.AsInt("grace-seconds", &d.Policy.GraceSeconds),
+		configmap.AsBool("prepull", &d.Policy.Prepull),
+		configmap.AsInt("verify-seconds", &d.Policy.VerifySeconds),
+		configmap.AsString("prepull-namespace", &d.PrepullNamespace),
+		configmap.AsInt("prepull-per-node", &d.PrepullPerNode),
+		configmap.AsDuration("prepull-timeout", &d.PrepullTimeout),
+		configmap.AsBool("emit-cdevents", &d.EmitCDEvents),
+	)
+	if err != nil {
+		return d, fmt.Errorf("configmap %s: %w", ConfigMapName, err)
+	}
+	mu, err := policy.FromAnnotations(map[string]string{
+		policy.AnnotationPolicy: "force", policy.AnnotationMaxUnavailable: maxUnavailable,
+	}, d.Policy)
+	if err != nil {
+		return d, fmt.Errorf("configmap %s: max-unavailable: %w", ConfigMapName, err)
+	}
+	d.Policy.MaxUnavailable = mu.MaxUnavailable
+	switch {
+	case d.Policy.GraceSeconds < 0:
+		return d, fmt.Errorf("configmap %s: grace-seconds: %d is negative", ConfigMapName, d.Policy.GraceSeconds)
+	case d.Policy.VerifySeconds <= 0:
+		return d, fmt.Errorf("configmap %s: verify-seconds: must be positive, not %d", ConfigMapName, d.Policy.VerifySeconds)
+	case d.PrepullPerNode <= 0:
+		return d, fmt.Errorf("configmap %s: prepull-per-node: must be positive, not %d", ConfigMapName, d.PrepullPerNode)
+	case d.PrepullTimeout <= 0:
+		return d, fmt.Errorf("configmap %s: prepull-timeout: must be positive, not %s", ConfigMapName, d.PrepullTimeout)
+	case d.PrepullNamespace == "":
+		return d, fmt.Errorf("configmap %s: prepull-namespace: must not be empty", ConfigMapName)
+	}
+	return d, nil
+}

@@ -1,0 +1,7 @@
+// Package config is the configuration of an inplace process, the Knative
+// way: a typed struct parsed once at start from flags and INPLACE_* env
+// (Process), failing fast with the bad key named; and defaults for opt-in
+// policy that live in the `config-inplace` ConfigMap (Defaults), watched
+// through knative.dev/pkg's configmap watcher so they change without a
+// restart. The ConfigMap ships an `_example` key documenting every key.
+package config

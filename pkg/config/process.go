@@ -1,0 +1,156 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/inplace-dev/inplace/pkg/bus"
+)
+
+// Process is how one `inplace run` process is wired. It is parsed once at
+// start from flags, each of which may also come from an INPLACE_* variable.
+type Process struct {
+	// NATSURL points at an existing NATS (JetStream) server or cluster;
+	// empty starts an embedded server.
+	NATSURL string
+	// NATSListen is where the embedded server listens.
+	NATSListen string
+	// NATSDataDir is the embedded server's JetStream store.
+	NATSDataDir string
+	// Kubeconfig is a kubeconfig path; empty means in-cluster.
+	Kubeconfig string
+	// HTTPAddr serves /healthz, /readyz, /metrics and the webhook receiver.
+	HTTPAddr string
+	// Functions names the functions this process runs.
+	Functions []string
+	// Namespace holds the config-inplace ConfigMap.
+	Namespace string
+	// HooksConfig is the receiver's route file (formats, auth, limits).
+	HooksConfig string
+	// WatchPods runs the pod watcher that feeds verify.
+	WatchPods bool
+	// Workers is how many events of one function are handled at once.
+	Workers int
+	// Bus is the stream configuration.
+	Bus bus.Config
+	// LogLevel is debug, info, warn or error.
+	LogLevel string
+}
+
+// AllFunctions are the functions of the chain, in order.
+var AllFunctions = []string{"receiver", "compute-spec", "pre-pull", "patch-pod", "verify"}
+
+// env is the variable a flag may come from: --nats-url ↔ INPLACE_NATS_URL.
+func env(flag string) string {
+	return "INPLACE_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+// BindFlags registers the process flags on fs with defaults taken from the
+// environment. A malformed variable is an error naming it.
+func BindFlags(fs *pflag.FlagSet, p *Process) error {
+	p.Bus = bus.DefaultConfig()
+	var errs []string
+	str := func(dst *string, name, def, usage string) {
+		if v, ok := os.LookupEnv(env(name)); ok {
+			def = v
+		}
+		fs.StringVar(dst, name, def, usage+" (env "+env(name)+")")
+	}
+	num := func(dst *int, name string, def int, usage string) {
+		if v, ok := os.LookupEnv(env(name)); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("%s=%q: not an integer", env(name), v))
+			}
+			def = n
+		}
+		fs.IntVar(dst, name, def, usage+" (env "+env(name)+")")
+	}
+	dur := func(dst *time.Duration, name string, def time.Duration, usage string) {
+		if v, ok := os.LookupEnv(env(name)); ok {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("%s=%q: not a duration", env(name), v))
+			}
+			def = d
+		}
+		fs.DurationVar(dst, name, def, usage+" (env "+env(name)+")")
+	}
+	boolean := func(dst *bool, name string, def bool, usage string) {
+		if v, ok := os.LookupEnv(env(name)); ok {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("%s=%q: not a boolean", env(name), v))
+			}
+			def = b
+		}
+		fs.BoolVar(dst, name, def, usage+" (env "+env(name)+")")
+	}
+	str(&p.NATSURL, "nats-url", "", "NATS server or cluster URL; empty starts an embedded server")
+	str(&p.NATSListen, "nats-listen", "127.0.0.1:4222", "host:port of the embedded NATS server")
+	str(&p.NATSDataDir, "nats-data-dir", ".inplace/nats", "JetStream store of the embedded NATS server")
+	str(&p.Kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig path; empty means in-cluster")
+	str(&p.HTTPAddr, "http-addr", "127.0.0.1:8080", "address for /healthz, /readyz, /metrics and /hooks/")
+	str(&p.Namespace, "namespace", "inplace-system", "namespace of the config-inplace ConfigMap")
+	str(&p.HooksConfig, "hooks-config", "", "webhook routes file (formats, auth, limits)")
+	str(&p.LogLevel, "log-level", "info", "debug, info, warn or error")
+	boolean(&p.WatchPods, "watch-pods", true, "run the pod watcher that feeds verify")
+	num(&p.Workers, "workers", 4, "events of one function handled at once")
+	str(&p.Bus.Stream, "stream", p.Bus.Stream, "JetStream stream name")
+	num(&p.Bus.Replicas, "replicas", p.Bus.Replicas, "stream and KV replicas (3 on a NATS cluster)")
+	dur(&p.Bus.AckWait, "ack-wait", p.Bus.AckWait, "how long an event may stay unsettled")
+	dur(&p.Bus.MaxAge, "retention", p.Bus.MaxAge, "how long events are kept for tail, trace and replay")
+	fns := strings.Join(AllFunctions, ",")
+	if v, ok := os.LookupEnv(env("functions")); ok {
+		fns = v
+	}
+	fs.StringSliceVar(&p.Functions, "functions", strings.Split(fns, ","), "functions to run (env "+env("functions")+")")
+	if len(errs) > 0 {
+		return fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// Validate checks the parsed process configuration, naming the bad flag.
+func (p *Process) Validate() error {
+	for _, f := range p.Functions {
+		if !contains(AllFunctions, f) {
+			return fmt.Errorf("--functions: %q is not one of %s", f, strings.Join(AllFunctions, ", "))
+		}
+	}
+	switch p.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("--log-level: %q is not debug, info, warn or error", p.LogLevel)
+	}
+	if p.Workers <= 0 {
+		return fmt.Errorf("--workers: must be positive, not %d", p.Workers)
+	}
+	if p.Bus.Replicas != 1 && p.Bus.Replicas != 3 && p.Bus.Replicas != 5 {
+		return fmt.Errorf("--replicas: %d; JetStream wants 1, 3 or 5", p.Bus.Replicas)
+	}
+	if p.Bus.AckWait < 2*time.Second {
+		return fmt.Errorf("--ack-wait: %s is too short (at least 2s)", p.Bus.AckWait)
+	}
+	if p.NATSURL == "" && p.NATSDataDir == "" {
+		return fmt.Errorf("--nats-data-dir: required for the embedded NATS server")
+	}
+	return nil
+}
+
+// Runs reports whether the process runs the named function.
+func (p *Process) Runs(name string) bool { return contains(p.Functions, name) }
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
