@@ -43,7 +43,7 @@ type event struct {
 }
 
 // recorder is a notification receiver on 127.0.0.1 that keeps every POST.
-// fail, if set, decides per POST whether to answer 503 instead of 200.
+// fail, if set, decides per POST (under mu) whether to answer 503, not 200.
 type recorder struct {
 	t      *testing.T
 	server *httptest.Server
@@ -76,8 +76,9 @@ func (rec *recorder) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	p := post{header: r.Header.Clone(), body: body, events: env.Events}
 	rec.mu.Lock()
 	rec.posts = append(rec.posts, p)
+	refuse := rec.fail != nil && rec.fail(p)
 	rec.mu.Unlock()
-	if rec.fail != nil && rec.fail(p) {
+	if refuse {
 		http.Error(w, "try again", http.StatusServiceUnavailable)
 		return
 	}

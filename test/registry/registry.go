@@ -16,6 +16,7 @@ import (
 	"github.com/distribution/distribution/v3/configuration"
 	"github.com/distribution/distribution/v3/registry/handlers"
 	_ "github.com/distribution/distribution/v3/registry/storage/driver/filesystem" // registers the "filesystem" driver
+	"github.com/google/uuid"
 
 	"github.com/inplace-dev/inplace/test/kubelet"
 )
@@ -89,9 +90,11 @@ func newRegistry(ctx context.Context, host, dir string, ownDir bool, logger *slo
 		logger:    logger.With("component", "registry", "host", host),
 		transport: transport,
 	}
-	// Distribution reads its instance id from this string key; it becomes
+	// Distribution reads its instance id (a UUIDv7, as its own
+	// dcontext.Background makes) from this string key; it becomes
 	// source.instanceID in every event, as in a real registry.
-	r.base = context.WithValue(context.WithoutCancel(ctx), "instance.id", rand.Text()) //nolint:staticcheck // Distribution's key.
+	id := uuid.Must(uuid.NewV7()).String()
+	r.base = context.WithValue(context.WithoutCancel(ctx), "instance.id", id) //nolint:staticcheck // Distribution's key.
 	r.server = &http.Server{
 		Handler:           http.HandlerFunc(r.serveHTTP),
 		ReadHeaderTimeout: 30 * time.Second,
