@@ -116,7 +116,11 @@ func crashLooped(cs *corev1.ContainerStatus, base int32) (Result, bool) {
 // pending explains a container the kubelet is still working on.
 func pending(cs *corev1.ContainerStatus, reason, format string, args ...any) Result {
 	if w := cs.State.Waiting; w != nil && w.Reason != "" {
-		return result(InProgress, w.Reason, "container %s: %s %s", cs.Name, w.Reason, w.Message)
+		r := result(InProgress, w.Reason, "container %s: %s", cs.Name, w.Reason)
+		if w.Message != "" {
+			r.Message += ": " + w.Message
+		}
+		return r
 	}
 	return result(InProgress, reason, format, args...)
 }
