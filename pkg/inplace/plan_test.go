@@ -24,7 +24,9 @@ func single(image, runningID string) *corev1.Pod {
 }
 
 func TestPlanPod(t *testing.T) {
-	nginx := func(tag, digest string) events.ImagePushedData { return push("docker.io", "library/nginx", tag, digest) }
+	nginx := func(tag, digest string) events.ImagePushedData {
+		return push("docker.io", "library/nginx", tag, digest)
+	}
 	appPlan := func(from, to string) []events.ContainerPlan {
 		return []events.ContainerPlan{{Name: "app", FromImage: from, FromImageID: "docker.io/library/nginx@" + dgOld, ToImage: to, ToDigest: dgNew}}
 	}
@@ -82,7 +84,7 @@ func TestPlanPod(t *testing.T) {
 			pod: webPod(), push: push("docker.io", "library/redis", "7.2", dgNew), policy: "semver:minor",
 			wantPlans: nil, wantSkips: nil},
 		{name: "container without status is skipped",
-			pod: func() *corev1.Pod { p := single("nginx:1.24.0", ""); p.Status.ContainerStatuses = nil; return p }(),
+			pod:  func() *corev1.Pod { p := single("nginx:1.24.0", ""); p.Status.ContainerStatuses = nil; return p }(),
 			push: nginx("1.25.1", dgNew), policy: "semver:minor",
 			wantSkips: []Skip{{"app", SkipNoStatus}}},
 		{name: "private registry with port, tag only",

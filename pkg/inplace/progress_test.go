@@ -129,7 +129,10 @@ func TestProgress(t *testing.T) {
 			want: Result{InProgress, ReasonNotPatched, "the pod has no " + StateAnnotation + " yet", nil}},
 		{name: "state of another upgrade", change: func(_ *corev1.Pod, st **State) { (*st).UpgradeID = "up-2" },
 			want: Result{Failed, ReasonSuperseded, "the pod's state belongs to upgrade up-2", nil}},
-		{name: "no status", change: func(p *corev1.Pod, _ **State) { upgraded(p); p.Status.ContainerStatuses = p.Status.ContainerStatuses[1:] },
+		{name: "no status", change: func(p *corev1.Pod, _ **State) {
+			upgraded(p)
+			p.Status.ContainerStatuses = p.Status.ContainerStatuses[1:]
+		},
 			want: Result{InProgress, ReasonNoStatus, "container app has no status yet", nil}},
 	}
 	for _, tt := range tests {
