@@ -24,13 +24,19 @@ func escape(key string) string {
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
 }
 
-// setKeyOp sets key in the metadata map at base ("/metadata/annotations"),
-// creating the map when the object has none.
-func setKeyOp(base string, current map[string]string, key, value string) op {
-	if current == nil {
-		return addOp(base, map[string]string{key: value})
+// setKeyOps sets key in the metadata map at base ("/metadata/annotations").
+// When the object has no such map it adds the whole map, which would wipe a
+// map someone added meanwhile, so it then also tests resourceVersion (pass
+// "" when the patch tests it already).
+func setKeyOps(rv, base string, current map[string]string, key, value string) []op {
+	if current != nil {
+		return []op{addOp(base+"/"+escape(key), value)}
 	}
-	return addOp(base+"/"+escape(key), value)
+	add := addOp(base, map[string]string{key: value})
+	if rv == "" {
+		return []op{add}
+	}
+	return []op{testOp("/metadata/resourceVersion", rv), add}
 }
 
 func marshal(ops []op) ([]byte, error) {

@@ -49,7 +49,7 @@ func Patch(pod *corev1.Pod, plan events.Plan, now time.Time) ([]byte, error) {
 	if len(st.Containers) == 0 {
 		return nil, fmt.Errorf("patch pod %s: already runs the planned images: %w", plan.Pod, ErrAlreadyApplied)
 	}
-	ops = append(ops, setKeyOp("/metadata/annotations", pod.Annotations, StateAnnotation, st.Encode()))
+	ops = append(ops, setKeyOps("", "/metadata/annotations", pod.Annotations, StateAnnotation, st.Encode())...)
 	return marshal(ops)
 }
 

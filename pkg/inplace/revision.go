@@ -11,8 +11,6 @@ import (
 // newest ControllerRevision's controller-revision-hash label. Never use it
 // for pod-template-hash.
 func RevisionLabelPatch(pod *corev1.Pod, revision string) ([]byte, error) {
-	return marshal([]op{
-		testOp("/metadata/uid", string(pod.UID)),
-		setKeyOp("/metadata/labels", pod.Labels, RevisionLabel, revision),
-	})
+	ops := []op{testOp("/metadata/uid", string(pod.UID))}
+	return marshal(append(ops, setKeyOps(pod.ResourceVersion, "/metadata/labels", pod.Labels, RevisionLabel, revision)...))
 }

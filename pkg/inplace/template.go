@@ -74,7 +74,7 @@ func syncBase(meta metav1.ObjectMeta, rec SyncRecord) (ops []op, recorded bool, 
 	if err != nil {
 		return nil, false, fmt.Errorf("encode sync record: %w", err)
 	}
-	return append(ops, setKeyOp("/metadata/annotations", meta.Annotations, SyncAnnotation, string(b))), false, nil
+	return append(ops, setKeyOps(meta.ResourceVersion, "/metadata/annotations", meta.Annotations, SyncAnnotation, string(b))...), false, nil
 }
 
 // imageOps tests every named container's current template image and
