@@ -1,0 +1,49 @@
+# inplace: event-driven, in-place upgrades of Kubernetes pods.
+#   make demo   the whole chain on embedded defaults, no cluster needed
+#   make test   every test (builds the control-plane binaries once)
+
+GO        ?= go
+TEST_FLAGS ?= -timeout 60m
+CONTROL_PLANE := bin/etcd bin/kube-apiserver bin/kube-controller-manager
+
+.PHONY: all build bin test test-unit lint fmt demo bench render clean FORCE
+
+all: build
+
+build: bin/inplace
+
+bin/inplace: FORCE
+	$(GO) build -trimpath -o $@ ./cmd/inplace
+
+# The real etcd, kube-apiserver and kube-controller-manager of the test world,
+# built from their Go modules (test/tools) once and reused.
+bin: $(CONTROL_PLANE)
+
+$(CONTROL_PLANE) &: test/tools/go.mod test/tools/go.sum test/tools/build.sh
+	test/tools/build.sh
+
+test: bin
+	$(GO) test $(TEST_FLAGS) ./...
+
+# Tests that need neither the control plane nor long runs.
+test-unit:
+	$(GO) test -short ./...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	cd test/tools && $(GO) vet ./...
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+demo: bin
+	@echo "make demo: not yet (the demo lands with the operator tools)"
+
+bench: bin
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./test/bench/...
+
+clean:
+	rm -rf bin .demo
+
+FORCE:
