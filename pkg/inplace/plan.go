@@ -21,6 +21,10 @@ type Skip struct {
 const (
 	SkipInitContainer = "init container: an image change does not rerun it"
 	SkipNoStatus      = "no container status yet: the kubelet has not started it"
+	// SkipSameReference: a re-push of the running tag without a digest
+	// would leave the spec unchanged, and the kubelet restarts a container
+	// only when its spec image changes. Resolve the digest first.
+	SkipSameReference = "the push carries no digest and the image reference would not change; resolve the tag's digest to move it"
 )
 
 // PlanPod decides, container by container, what a push changes in pod:
@@ -84,11 +88,15 @@ func planContainer(pod *corev1.Pod, c corev1.Container, push events.ImagePushedD
 	if !d.Upgrade {
 		return events.ContainerPlan{}, d.Reason
 	}
+	to := targetImage(c.Image, push)
+	if to == c.Image {
+		return events.ContainerPlan{}, SkipSameReference
+	}
 	return events.ContainerPlan{
 		Name:        c.Name,
 		FromImage:   c.Image,
 		FromImageID: cs.ImageID,
-		ToImage:     targetImage(c.Image, push),
+		ToImage:     to,
 		ToDigest:    push.Digest,
 		PullPolicy:  string(c.ImagePullPolicy),
 	}, ""
