@@ -1,0 +1,55 @@
+package world
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"testing"
+)
+
+var (
+	shared     *World
+	skipReason string
+)
+
+// Main is for TestMain: it starts one world for the whole test binary,
+// runs the tests and stops it. With -short it starts nothing and Shared
+// skips the tests that need it.
+//
+//	func TestMain(m *testing.M) { world.Main(m, world.Options{}) }
+func Main(m *testing.M, opts Options) {
+	os.Exit(run(m, opts))
+}
+
+func run(m *testing.M, opts Options) int {
+	flag.Parse()
+	if testing.Short() {
+		skipReason = "needs the test world; skipped with -short"
+		return m.Run()
+	}
+	w, err := Start(context.Background(), opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer w.Stop()
+	t := w.StartTimings()
+	fmt.Fprintf(os.Stderr, "world: started in %s (control plane %s, registry %s, nodes %s)\n",
+		t.Total.Round(1e6), t.ControlPlane.Round(1e6), t.Registry.Round(1e6), t.Nodes.Round(1e6))
+	shared = w
+	return m.Run()
+}
+
+// Shared returns the test binary's world started by Main. It skips the
+// test under -short and fails it when TestMain did not call Main.
+func Shared(t testing.TB) *World {
+	t.Helper()
+	if skipReason != "" {
+		t.Skip(skipReason)
+	}
+	if shared == nil {
+		t.Fatal("world.Shared: no shared world; call world.Main(m, opts) from TestMain")
+	}
+	return shared
+}

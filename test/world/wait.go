@@ -1,0 +1,103 @@
+package world
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Eventually polls cond every 50ms until it returns true, an error, or
+// timeout passes; the error then names what was awaited and cond's last
+// error (a returned error ends the wait at once only if it is permanent:
+// wrap nothing, cond errors are treated as "not yet" and reported).
+func Eventually(ctx context.Context, timeout time.Duration, what string, cond func(context.Context) (bool, error)) error {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		ok, err := cond(ctx)
+		last = err
+		return ok && err == nil, nil
+	})
+	if err != nil {
+		if last != nil {
+			return fmt.Errorf("waiting for %s: %w (last error: %v)", what, err, last)
+		}
+		return fmt.Errorf("waiting for %s: %w", what, err)
+	}
+	return nil
+}
+
+// WaitPod waits until the named pod satisfies cond and returns it.
+func WaitPod(ctx context.Context, c kubernetes.Interface, ns, name string, timeout time.Duration,
+	what string, cond func(*corev1.Pod) bool) (*corev1.Pod, error) {
+	var pod *corev1.Pod
+	err := Eventually(ctx, timeout, fmt.Sprintf("pod %s/%s: %s", ns, name, what), func(ctx context.Context) (bool, error) {
+		p, err := c.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		pod = p
+		return cond(p), nil
+	})
+	return pod, err
+}
+
+// WaitPods waits until the pods matching selector in ns satisfy cond and
+// returns them.
+func WaitPods(ctx context.Context, c kubernetes.Interface, ns, selector string, timeout time.Duration,
+	what string, cond func([]corev1.Pod) bool) ([]corev1.Pod, error) {
+	var pods []corev1.Pod
+	err := Eventually(ctx, timeout, fmt.Sprintf("pods %s in %s: %s", selector, ns, what), func(ctx context.Context) (bool, error) {
+		l, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return false, err
+		}
+		pods = l.Items
+		return cond(l.Items), nil
+	})
+	return pods, err
+}
+
+// PodReady reports the pod's Ready condition is True.
+func PodReady(p *corev1.Pod) bool { return condition(p, corev1.PodReady) == corev1.ConditionTrue }
+
+// AllReady reports n pods, all Ready and none terminating.
+func AllReady(n int) func([]corev1.Pod) bool {
+	return func(pods []corev1.Pod) bool {
+		if len(pods) != n {
+			return false
+		}
+		for i := range pods {
+			if pods[i].DeletionTimestamp != nil || !PodReady(&pods[i]) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// ContainerStatus returns the status of the named container (regular or
+// init), or nil.
+func ContainerStatus(p *corev1.Pod, name string) *corev1.ContainerStatus {
+	for _, list := range [][]corev1.ContainerStatus{p.Status.ContainerStatuses, p.Status.InitContainerStatuses} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
+		}
+	}
+	return nil
+}
+
+func condition(p *corev1.Pod, t corev1.PodConditionType) corev1.ConditionStatus {
+	for _, c := range p.Status.Conditions {
+		if c.Type == t {
+			return c.Status
+		}
+	}
+	return ""
+}

@@ -1,0 +1,141 @@
+package world
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/inplace-dev/inplace/test/cluster"
+	"github.com/inplace-dev/inplace/test/kubelet"
+	"github.com/inplace-dev/inplace/test/registry"
+)
+
+// Options configure a world. The zero value gives 3 fast nodes.
+type Options struct {
+	// Cluster, when set, is an already running control plane to use (and
+	// not stop); otherwise Start starts one with ClusterOptions.
+	Cluster        *cluster.Cluster
+	ClusterOptions cluster.Options
+	// Registry options (Notify, Dir); the logger defaults to Logger.
+	RegistryOptions registry.Options
+	// Kubelet options; Resolver is the world's registry unless set, the
+	// logger defaults to Logger.
+	KubeletOptions kubelet.Options
+	// Logger receives progress messages; default discards them.
+	Logger *slog.Logger
+}
+
+// World is a running test world.
+type World struct {
+	Cluster  *cluster.Cluster
+	Registry *registry.Registry
+	Kubelet  *kubelet.Kubelet
+
+	ownCluster bool
+	timings    Timings
+}
+
+// Timings are how long the parts of Start took.
+type Timings struct {
+	ControlPlane, Registry, Nodes, Total time.Duration
+}
+
+// Start brings up the control plane (unless given), the registry and the
+// simulated nodes, and returns once the nodes are Ready and schedulable.
+func Start(ctx context.Context, opts Options) (*World, error) {
+	t0 := time.Now()
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	w := &World{Cluster: opts.Cluster}
+	if w.Cluster == nil {
+		co := opts.ClusterOptions
+		if co.Logger == nil {
+			co.Logger = opts.Logger
+		}
+		c, err := cluster.Start(ctx, co)
+		if err != nil {
+			return nil, fmt.Errorf("start world: %w", err)
+		}
+		w.Cluster, w.ownCluster = c, true
+	}
+	w.timings.ControlPlane = time.Since(t0)
+	if err := w.startRest(ctx, opts); err != nil {
+		w.Stop()
+		return nil, fmt.Errorf("start world: %w", err)
+	}
+	w.timings.Total = time.Since(t0)
+	opts.Logger.Info("test world ready", "controlPlane", w.timings.ControlPlane,
+		"registry", w.timings.Registry, "nodes", w.timings.Nodes, "total", w.timings.Total)
+	return w, nil
+}
+
+func (w *World) startRest(ctx context.Context, opts Options) error {
+	t := time.Now()
+	ro := opts.RegistryOptions
+	if ro.Logger == nil {
+		ro.Logger = opts.Logger
+	}
+	reg, err := registry.Start(ctx, ro)
+	if err != nil {
+		return err
+	}
+	w.Registry = reg
+	w.timings.Registry = time.Since(t)
+	t = time.Now()
+	ko := opts.KubeletOptions
+	if ko.Resolver == nil {
+		ko.Resolver = reg
+	}
+	if ko.Logger == nil {
+		ko.Logger = opts.Logger
+	}
+	k, err := kubelet.New(w.Cluster.Client(), ko)
+	if err != nil {
+		return err
+	}
+	if err := k.Start(ctx); err != nil {
+		return err
+	}
+	w.Kubelet = k
+	w.timings.Nodes = time.Since(t)
+	return nil
+}
+
+// Stop tears the world down: nodes, registry, then the control plane if
+// Start started it. Safe to call on a partly started world.
+func (w *World) Stop() error {
+	var errs []error
+	if w.Kubelet != nil {
+		w.Kubelet.Stop()
+	}
+	if w.Registry != nil {
+		errs = append(errs, w.Registry.Close())
+	}
+	if w.ownCluster {
+		w.Cluster.Stop()
+	}
+	return errors.Join(errs...)
+}
+
+// Client is an admin clientset of the world's API server.
+func (w *World) Client() kubernetes.Interface { return w.Cluster.Client() }
+
+// RestConfig is a copy of the admin client config.
+func (w *World) RestConfig() *rest.Config { return w.Cluster.RestConfig() }
+
+// NewNamespace creates a namespace for the test, deleted when it ends.
+func (w *World) NewNamespace(t testing.TB) string {
+	t.Helper()
+	return w.Cluster.NewNamespace(t)
+}
+
+// StartTimings says how long each part of Start took.
+func (w *World) StartTimings() Timings { return w.timings }
