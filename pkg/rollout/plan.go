@@ -1,0 +1,119 @@
+package rollout
+
+import (
+	"sort"
+	"time"
+)
+
+// Plan brings r up to date with the workload's pods as the cluster shows
+// them and, while r is Running and not paused, plans the next pods without
+// taking more than the budget out of service. It returns the pods to emit
+// upgrade.planned for: the ones planned now and the ones the same input
+// planned before (so a redelivered input re-emits identical plans).
+func Plan(r *Rollout, cands []Candidate, inputID string, paused bool, now time.Time) []*Pod {
+	reconcile(r, cands)
+	if r.Phase == Running && !paused {
+		planNext(r, cands, inputID)
+	}
+	r.UpdatedAt = now
+	var out []*Pod
+	for _, p := range r.Pods {
+		if p.State == InFlight && p.PlannedBy == inputID && p.UpgradeID == r.UpgradeID {
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// reconcile adds new pods, forgets deleted ones (unless in flight, whose
+// outcome verify will report), and notices pods that need nothing anymore.
+func reconcile(r *Rollout, cands []Candidate) {
+	seen := make(map[string]bool, len(cands))
+	for _, c := range cands {
+		seen[c.Pod.Name] = true
+		p, ok := r.Pods[c.Pod.Name]
+		if ok && p.State == InFlight {
+			continue
+		}
+		if !ok || p.UID != c.Pod.UID || p.State == Pending {
+			r.Pods[c.Pod.Name] = fromCandidate(c)
+		}
+	}
+	for name, p := range r.Pods {
+		if !seen[name] && p.State != InFlight {
+			delete(r.Pods, name)
+		}
+	}
+}
+
+func fromCandidate(c Candidate) *Pod {
+	p := &Pod{Name: c.Pod.Name, UID: c.Pod.UID, Node: c.Pod.Node, Containers: c.Containers, ReadinessGate: c.ReadinessGate}
+	if len(c.Containers) == 0 {
+		p.State, p.Reason = Current, c.Why
+	} else {
+		p.State = Pending
+	}
+	return p
+}
+
+// planNext moves pending pods in flight. Pods that are not Ready cost no
+// availability and go first; Ready ones go while fewer than Budget pods are
+// unavailable (not Ready, or in flight).
+func planNext(r *Rollout, cands []Candidate, inputID string) {
+	unavailable := map[string]bool{}
+	byName := make(map[string]Candidate, len(cands))
+	for _, c := range cands {
+		byName[c.Pod.Name] = c
+		if !c.Ready {
+			unavailable[c.Pod.Name] = true
+		}
+	}
+	var pending []Candidate
+	for name, p := range r.Pods {
+		switch p.State {
+		case InFlight:
+			unavailable[name] = true
+		case Pending:
+			pending = append(pending, byName[name])
+		}
+	}
+	sortPending(pending, r.Options.OrderByOrdinal)
+	var planned []*Pod
+	for _, c := range pending {
+		if c.Ready {
+			if len(unavailable) >= max(r.Options.Budget, 1) {
+				continue
+			}
+			unavailable[c.Pod.Name] = true
+		}
+		p := r.Pods[c.Pod.Name]
+		p.State, p.UpgradeID, p.PlannedBy = InFlight, r.UpgradeID, inputID
+		planned = append(planned, p)
+	}
+	if len(planned) > 0 {
+		r.Wave++
+		for _, p := range planned {
+			p.Wave = r.Wave
+		}
+	}
+}
+
+// sortPending orders pods: not Ready first; then, for a StatefulSet, the
+// highest ordinal first; otherwise grouped by node so a node's pre-pulled
+// image serves its pods together; the name breaks ties.
+func sortPending(ps []Candidate, byOrdinal bool) {
+	sort.SliceStable(ps, func(i, j int) bool {
+		a, b := ps[i], ps[j]
+		if a.Ready != b.Ready {
+			return !a.Ready
+		}
+		if byOrdinal && a.Ordinal != b.Ordinal {
+			return a.Ordinal > b.Ordinal
+		}
+		if !byOrdinal && a.Pod.Node != b.Pod.Node {
+			return a.Pod.Node < b.Pod.Node
+		}
+		return a.Pod.Name < b.Pod.Name
+	})
+}

@@ -1,0 +1,70 @@
+package rollout
+
+import (
+	"time"
+
+	"github.com/inplace-dev/inplace/events"
+)
+
+// Record applies the outcome of one pod's upgrade. Outcomes that do not
+// match a pod in flight under that upgrade (duplicates, late arrivals) change
+// nothing. A failure or rollback of the current upgrade halts the rollout;
+// the outcome of a superseded upgrade only frees its pod for the new target.
+// inputID is the outcome event's id.
+func Record(r *Rollout, typ string, o events.OutcomeData, inputID string, now time.Time) {
+	p := r.Pods[o.Plan.Pod.Name]
+	if p == nil || p.UID != o.Plan.Pod.UID || p.State != InFlight || p.UpgradeID != o.Plan.UpgradeID {
+		return
+	}
+	r.UpdatedAt = now
+	if p.UpgradeID != r.UpgradeID {
+		p.State, p.Reason, p.PlannedBy = Pending, "superseded by "+r.UpgradeID, ""
+		return
+	}
+	p.Reason = o.Reason
+	switch typ {
+	case events.UpgradeSucceeded:
+		p.State = Succeeded
+		return
+	case events.UpgradeRolledBack:
+		p.State = RolledBack
+	default:
+		p.State = Failed
+	}
+	if r.Phase == Running {
+		r.Phase, r.HaltedBy = Halted, inputID
+		r.Reason = "Upgrade" + string(p.State)
+		if o.Reason != "" {
+			r.Reason = o.Reason
+		}
+		r.Message = o.Plan.Pod.String() + ": " + o.Message
+	}
+}
+
+// Settle moves a Running rollout whose pods all run the target (none
+// pending or in flight) to Syncing and reports whether every pod needed
+// nothing at all (then there is nothing to roll out). inputID is recorded so
+// a redelivery re-emits the same completion.
+func Settle(r *Rollout, inputID string, now time.Time) (settledNow bool) {
+	if r.Phase != Running {
+		return false
+	}
+	for _, p := range r.Pods {
+		if p.State == Pending || p.State == InFlight {
+			return false
+		}
+	}
+	r.Phase, r.SettledBy, r.UpdatedAt = Syncing, inputID, now
+	return true
+}
+
+// Idle reports whether the rollout changed no pod at all: every pod was
+// already current.
+func (r *Rollout) Idle() bool {
+	for _, p := range r.Pods {
+		if p.State != Current {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,138 @@
+package rollout
+
+import (
+	"time"
+
+	"github.com/inplace-dev/inplace/events"
+)
+
+// Phase of a rollout.
+type Phase string
+
+const (
+	// Running: pods are being planned wave by wave.
+	Running Phase = "Running"
+	// Halted: a pod failed or was rolled back; nothing new is planned until
+	// a newer push or an explicit resume.
+	Halted Phase = "Halted"
+	// Syncing: every pod runs the target; the workload template follows.
+	Syncing Phase = "Syncing"
+	// Completed: done, template synced (or why not, in Reason).
+	Completed Phase = "Completed"
+)
+
+// Finished reports whether the rollout needs nothing more.
+func (p Phase) Finished() bool { return p == Completed }
+
+// PodState is where one pod stands in the rollout.
+type PodState string
+
+const (
+	Pending    PodState = "Pending"
+	InFlight   PodState = "InFlight"
+	Succeeded  PodState = "Succeeded"
+	Failed     PodState = "Failed"
+	RolledBack PodState = "RolledBack"
+	// Current: the pod needed nothing (already on the target, or every
+	// container skipped).
+	Current PodState = "Current"
+)
+
+// Pod is one pod of the rollout.
+type Pod struct {
+	Name  string   `json:"name"`
+	UID   string   `json:"uid"`
+	Node  string   `json:"node,omitempty"`
+	State PodState `json:"state"`
+	// UpgradeID is the upgrade that planned the pod (it may be an older one
+	// than the rollout's, when a newer push superseded it in flight).
+	UpgradeID string `json:"upgradeID,omitempty"`
+	Wave      int    `json:"wave,omitempty"`
+	// PlannedBy is the id of the input whose handling planned the pod, so a
+	// redelivered input re-emits the same plans.
+	PlannedBy string `json:"plannedBy,omitempty"`
+	// Containers is the plan as emitted.
+	Containers    []events.ContainerPlan `json:"containers,omitempty"`
+	ReadinessGate bool                   `json:"readinessGate,omitempty"`
+	Reason        string                 `json:"reason,omitempty"`
+}
+
+// Options are the workload's opt-in settings at the time of the push.
+type Options struct {
+	Budget        int  `json:"budget"`
+	GraceSeconds  int  `json:"graceSeconds,omitempty"`
+	Prepull       bool `json:"prepull"`
+	VerifySeconds int  `json:"verifySeconds,omitempty"`
+	// OrderByOrdinal: StatefulSet pods go highest ordinal first.
+	OrderByOrdinal bool `json:"orderByOrdinal,omitempty"`
+}
+
+// Rollout is the state of one workload's rollout, the value in the KV bucket.
+type Rollout struct {
+	UpgradeID string                 `json:"upgradeID"`
+	Workload  events.ObjectRef       `json:"workload"`
+	Push      events.ImagePushedData `json:"push"`
+	Phase     Phase                  `json:"phase"`
+	Options   Options                `json:"options"`
+	Pods      map[string]*Pod        `json:"pods"`
+	Wave      int                    `json:"wave"`
+	Reason    string                 `json:"reason,omitempty"`
+	Message   string                 `json:"message,omitempty"`
+	// Superseded names the upgrade this one replaced, if any.
+	Superseded string    `json:"superseded,omitempty"`
+	StartedAt  time.Time `json:"startedAt"`
+	UpdatedAt  time.Time `json:"updatedAt"`
+	// Sync is the template sync's progress, once Syncing.
+	Sync *Sync `json:"sync,omitempty"`
+	// HaltedBy and SettledBy name the input whose handling halted the
+	// rollout or found every pod done, so a redelivered input re-emits the
+	// same rollout.halted / completion events.
+	HaltedBy  string `json:"haltedBy,omitempty"`
+	SettledBy string `json:"settledBy,omitempty"`
+}
+
+// Sync records the template sync steps done, so a crash resumes it.
+type Sync struct {
+	Step           string            `json:"step"`
+	PreviousImages map[string]string `json:"previousImages,omitempty"`
+	Revision       string            `json:"revision,omitempty"`
+	Note           string            `json:"note,omitempty"`
+}
+
+// Target is the pushed reference being rolled out.
+func (r *Rollout) Target() string { return r.Push.Ref() }
+
+// Key is the KV key of a workload's rollout.
+func Key(w events.ObjectRef) string { return w.Kind + "/" + w.Namespace + "/" + w.Name }
+
+// Candidate is a pod of the workload as the cluster shows it now, with what
+// the push would change in it.
+type Candidate struct {
+	Pod   events.PodRef
+	Ready bool
+	// Ordinal is the StatefulSet ordinal, -1 otherwise.
+	Ordinal int
+	// Containers is what the push changes; empty means nothing to do.
+	Containers    []events.ContainerPlan
+	ReadinessGate bool
+	// Why is set when Containers is empty: already on target, skipped, ...
+	Why string
+}
+
+// Counts tallies the pods by state.
+func (r *Rollout) Counts() events.Counts {
+	c := events.Counts{Pods: len(r.Pods)}
+	for _, p := range r.Pods {
+		switch p.State {
+		case Succeeded:
+			c.Succeeded++
+		case Failed:
+			c.Failed++
+		case RolledBack:
+			c.RolledBack++
+		case Current:
+			c.Skipped++
+		}
+	}
+	return c
+}
