@@ -1,0 +1,119 @@
+package receiver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
+
+	"github.com/inplace-dev/inplace/pkg/registry"
+)
+
+// PathPrefix is where the receiver serves its routes.
+const PathPrefix = "/hooks/"
+
+// Publisher puts an event on the bus. Publishing the same event id twice
+// must be harmless.
+type Publisher interface {
+	Publish(ctx context.Context, e cloudevents.Event) error
+}
+
+// Options are the receiver's collaborators.
+type Options struct {
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Metrics, when set, receives the delivery counters.
+	Metrics prometheus.Registerer
+}
+
+// Receiver serves POST /hooks/<route>.
+type Receiver struct {
+	routes  map[string]*route
+	pub     Publisher
+	log     *slog.Logger
+	metrics *metrics
+	timeout time.Duration
+}
+
+// route is a Route ready to serve.
+type route struct {
+	name, registry string
+	format         registry.Format
+	auth           authenticator
+	limit          int64
+	limiter        *rate.Limiter
+	urlToken       bool
+}
+
+var _ http.Handler = (*Receiver)(nil)
+
+// New validates cfg, reads its secrets and returns the receiver. An error
+// names the config key at fault.
+func New(cfg Config, pub Publisher, opts Options) (*Receiver, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("receiver config: %w", err)
+	}
+	h := &Receiver{routes: map[string]*route{}, pub: pub, log: opts.Logger, timeout: cfg.PublishTimeout.Duration}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	if h.timeout == 0 {
+		h.timeout = DefaultPublishTimeout
+	}
+	for i, r := range cfg.Routes {
+		rt, err := newRoute(fmt.Sprintf("routes[%d]", i), r)
+		if err != nil {
+			return nil, fmt.Errorf("receiver config: %w", err)
+		}
+		h.routes[r.Name] = rt
+	}
+	m, err := newMetrics(opts.Metrics, cfg.Routes)
+	if err != nil {
+		return nil, fmt.Errorf("receiver metrics: %w", err)
+	}
+	h.metrics = m
+	return h, nil
+}
+
+func newRoute(k string, r Route) (*route, error) {
+	a, err := newAuthenticator(k+".auth", r.Auth, r.Format)
+	if err != nil {
+		return nil, err
+	}
+	rt := &route{
+		name: r.Name, registry: r.Registry, format: r.Format, auth: a,
+		limit: r.BodyLimit, urlToken: r.Auth.Type == AuthURLToken,
+	}
+	if rt.limit == 0 {
+		rt.limit = DefaultBodyLimit
+	}
+	rl := RateLimit{PerSecond: DefaultPerSecond}
+	if r.RateLimit != nil {
+		rl = *r.RateLimit
+	}
+	if rl.Burst == 0 {
+		rl.Burst = max(1, int(2*rl.PerSecond))
+	}
+	rt.limiter = rate.NewLimiter(rate.Limit(rl.PerSecond), rl.Burst)
+	return rt, nil
+}
+
+// lookup finds the route of path /hooks/<route>[/<token>].
+func (h *Receiver) lookup(path string) (*route, string, bool) {
+	rest, ok := strings.CutPrefix(path, PathPrefix)
+	if !ok {
+		return nil, "", false
+	}
+	name, token, _ := strings.Cut(rest, "/")
+	rt := h.routes[name]
+	if rt == nil || (token != "" && !rt.urlToken) {
+		return nil, "", false
+	}
+	return rt, token, true
+}

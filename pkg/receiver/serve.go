@@ -1,0 +1,166 @@
+package receiver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/registry"
+)
+
+// Delivery results, the metric's "result" label.
+const (
+	resultAccepted     = "accepted"
+	resultIgnored      = "ignored"
+	resultRejected     = "rejected"
+	resultUnauthorized = "unauthorized"
+	resultThrottled    = "throttled"
+	resultFailed       = "failed"
+)
+
+// ServeHTTP handles one delivery: route, method, rate, body, credentials,
+// parse, publish.
+func (h *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rt, token, ok := h.lookup(r.URL.Path)
+	if !ok {
+		h.metrics.count("", resultRejected)
+		writeJSON(w, http.StatusNotFound, errorBody("unknown route"))
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		h.finish(w, r, rt, http.StatusMethodNotAllowed, resultRejected, errorBody("only POST"))
+		return
+	}
+	if wait, ok := rt.allow(); !ok {
+		w.Header().Set("Retry-After", strconv.Itoa(wait))
+		h.finish(w, r, rt, http.StatusTooManyRequests, resultThrottled, errorBody("rate limit exceeded"))
+		return
+	}
+	body, status, err := readBody(w, r, rt.limit)
+	if err != nil {
+		h.finish(w, r, rt, status, resultRejected, errorBody(err.Error()))
+		return
+	}
+	if err := rt.auth.check(r, token, body); err != nil {
+		h.denied(w, r, rt, err)
+		return
+	}
+	h.deliver(w, r, rt, body)
+}
+
+// allow takes a token of the route's bucket, or says how many seconds to wait.
+func (rt *route) allow() (int, bool) {
+	res := rt.limiter.Reserve()
+	if !res.OK() {
+		return 1, false
+	}
+	if d := res.Delay(); d > 0 {
+		res.Cancel()
+		return int(math.Ceil(d.Seconds())), false
+	}
+	return 0, true
+}
+
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, int, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return nil, http.StatusRequestEntityTooLarge, errors.New("body larger than " + strconv.FormatInt(limit, 10) + " bytes")
+	case err != nil:
+		return nil, http.StatusBadRequest, errors.New("cannot read body")
+	}
+	return body, 0, nil
+}
+
+func (h *Receiver) denied(w http.ResponseWriter, r *http.Request, rt *route, err error) {
+	var ua *unauthorized
+	if errors.As(err, &ua) {
+		h.log.WarnContext(r.Context(), "webhook delivery refused", "route", rt.name, "error", err)
+		h.finish(w, r, rt, http.StatusUnauthorized, resultUnauthorized, errorBody(ua.Msg))
+		return
+	}
+	h.log.ErrorContext(r.Context(), "webhook credentials not checked", "route", rt.name, "error", err)
+	h.finish(w, r, rt, http.StatusServiceUnavailable, resultFailed, errorBody("cannot verify credentials now"))
+}
+
+// deliver parses the body and publishes its pushes.
+func (h *Receiver) deliver(w http.ResponseWriter, r *http.Request, rt *route, body []byte) {
+	res, err := registry.Parse(rt.format, registry.Delivery{Header: r.Header, Body: body, Registry: rt.registry})
+	if err != nil {
+		h.finish(w, r, rt, http.StatusBadRequest, resultRejected, errorBody(err.Error()))
+		return
+	}
+	if len(res.Notes) > 0 {
+		h.log.InfoContext(r.Context(), "webhook payload repaired", "route", rt.name, "notes", res.Notes)
+	}
+	if len(res.Pushes) == 0 {
+		h.finish(w, r, rt, http.StatusOK, resultIgnored, map[string]string{"ignored": res.Ignored})
+		return
+	}
+	published, err := h.publish(r.Context(), res.Pushes)
+	if err != nil {
+		h.log.ErrorContext(r.Context(), "publish image.pushed", "route", rt.name, "error", err)
+		h.finish(w, r, rt, http.StatusServiceUnavailable, resultFailed, errorBody("cannot publish the event now; deliver again"))
+		return
+	}
+	h.metrics.published.WithLabelValues(rt.name).Add(float64(len(published)))
+	h.finish(w, r, rt, http.StatusAccepted, resultAccepted, map[string]any{"events": published})
+}
+
+// publishedEvent is one entry of a 202 body.
+type publishedEvent struct {
+	ID      string `json:"id"`
+	Subject string `json:"subject"`
+}
+
+func (h *Receiver) publish(ctx context.Context, pushes []events.ImagePushedData) ([]publishedEvent, error) {
+	ctx, cancel := context.WithTimeout(ctx, h.timeout)
+	defer cancel()
+	out := make([]publishedEvent, 0, len(pushes))
+	for _, d := range pushes {
+		e, err := events.New(events.PushID(d), events.ImagePushed, events.Source("receiver"), d.Ref(), d)
+		if err != nil {
+			return nil, err
+		}
+		if err := h.pub.Publish(ctx, e); err != nil {
+			return nil, err
+		}
+		out = append(out, publishedEvent{ID: e.ID(), Subject: e.Subject()})
+	}
+	return out, nil
+}
+
+// finish writes the answer, counts it and logs it once.
+func (h *Receiver) finish(w http.ResponseWriter, r *http.Request, rt *route, status int, result string, body any) {
+	h.metrics.count(rt.name, result)
+	h.log.LogAttrs(r.Context(), level(status), "webhook delivery",
+		slog.String("route", rt.name), slog.String("format", string(rt.format)),
+		slog.Int("status", status), slog.String("result", result), slog.Any("response", body))
+	writeJSON(w, status, body)
+}
+
+func level(status int) slog.Level {
+	switch {
+	case status >= 500:
+		return slog.LevelError
+	case status >= 400:
+		return slog.LevelWarn
+	}
+	return slog.LevelInfo
+}
+
+func errorBody(msg string) map[string]string { return map[string]string{"error": msg} }
+
+func writeJSON(w http.ResponseWriter, status int, body any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(body)
+}
