@@ -62,3 +62,13 @@ func post(t *testing.T, h http.Handler, path string, header http.Header, body []
 }
 
 func str(s string) *string { return &s }
+
+func newRecorder() *httptest.ResponseRecorder { return httptest.NewRecorder() }
+
+func ids(es []cloudevents.Event) []string {
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = e.ID()
+	}
+	return out
+}
