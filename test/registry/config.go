@@ -59,13 +59,13 @@ func (n Notify) withDefaults() Notify {
 }
 
 // appConfig builds the Distribution configuration of a registry listening on
-// addr (host:port), storing under dir, signing upload state with secret and
+// addr (host:port), storing in the in-memory store with id store, signing upload state with secret and
 // notifying as n says.
-func appConfig(addr, dir, secret string, n Notify) *configuration.Configuration {
+func appConfig(addr, store, secret string, n Notify) *configuration.Configuration {
 	cfg := &configuration.Configuration{
 		Version: configuration.CurrentVersion,
 		Storage: configuration.Storage{
-			"filesystem":  configuration.Parameters{"rootdirectory": dir},
+			storeDriver:   configuration.Parameters{"store": store},
 			"delete":      configuration.Parameters{"enabled": true},
 			"maintenance": configuration.Parameters{"uploadpurging": map[any]any{"enabled": false}},
 		},

@@ -39,15 +39,15 @@ func TestAppConfigEndpoints(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := appConfig("127.0.0.1:5000", "/tmp/x", "secret", tt.n)
+			cfg := appConfig("127.0.0.1:5000", "store-id", "secret", tt.n)
 			if diff := cmp.Diff(tt.want, cfg.Notifications.Endpoints); diff != "" {
 				t.Errorf("endpoints (-want +got):\n%s", diff)
 			}
 			if got, want := cfg.HTTP.Host, "http://127.0.0.1:5000"; got != want {
 				t.Errorf("HTTP.Host = %q, want %q", got, want)
 			}
-			if got := cfg.Storage.Type(); got != "filesystem" {
-				t.Errorf("storage type = %q, want filesystem", got)
+			if got := cfg.Storage.Type(); got != storeDriver {
+				t.Errorf("storage type = %q, want %q", got, storeDriver)
 			}
 		})
 	}

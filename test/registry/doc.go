@@ -1,7 +1,7 @@
 // Package registry runs a real OCI registry for the test world: CNCF
 // Distribution v3 (github.com/distribution/distribution/v3) served in process
-// on a free 127.0.0.1 port, with filesystem storage in a temporary directory,
-// no auth, and deletes enabled.
+// on a free 127.0.0.1 port, with in-memory storage, no auth, and deletes
+// enabled.
 //
 // It sits at the start of the chain: Push, Tag and Delete change what the
 // registry holds (with real images built by go-containerregistry), and

@@ -8,14 +8,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/distribution/distribution/v3/configuration"
 	"github.com/distribution/distribution/v3/registry/handlers"
-	_ "github.com/distribution/distribution/v3/registry/storage/driver/filesystem" // registers the "filesystem" driver
 	"github.com/google/uuid"
 
 	"github.com/inplace-dev/inplace/test/kubelet"
@@ -23,9 +21,6 @@ import (
 
 // Options configures Start.
 type Options struct {
-	// Dir holds the registry's storage. Empty means a new temporary
-	// directory that Close removes; tests usually pass t.TempDir().
-	Dir string
 	// Notify is the notification endpoint; zero means none. Change it later
 	// with SetNotify.
 	Notify Notify
@@ -37,8 +32,7 @@ type Options struct {
 // Registry is a running in-process Distribution registry.
 type Registry struct {
 	host      string
-	dir       string
-	ownDir    bool
+	store     string // id of the in-memory store
 	secret    string
 	logger    *slog.Logger
 	base      context.Context
@@ -55,37 +49,31 @@ var _ kubelet.ImageResolver = (*Registry)(nil)
 // Start starts a registry on a free 127.0.0.1 port. It serves until Close;
 // ctx only bounds the start.
 func Start(ctx context.Context, opts Options) (*Registry, error) {
-	dir, ownDir, err := storageDir(opts.Dir)
-	if err != nil {
-		return nil, fmt.Errorf("start registry: %w", err)
-	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
-		removeIf(ownDir, dir)
 		return nil, fmt.Errorf("start registry: listen: %w", err)
 	}
-	r := newRegistry(ctx, ln.Addr().String(), dir, ownDir, opts.Logger)
+	r := newRegistry(ctx, ln.Addr().String(), opts.Logger)
 	routeLogs(r.logger)
 	if err := r.SetNotify(opts.Notify); err != nil {
 		unrouteLogs(r.logger)
+		closeStore(r.store)
 		_ = ln.Close()
-		removeIf(ownDir, dir)
 		return nil, fmt.Errorf("start registry: %w", err)
 	}
 	go r.serve(ln)
 	return r, nil
 }
 
-func newRegistry(ctx context.Context, host, dir string, ownDir bool, logger *slog.Logger) *Registry {
+func newRegistry(ctx context.Context, host string, logger *slog.Logger) *Registry {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	r := &Registry{
 		host:      host,
-		dir:       dir,
-		ownDir:    ownDir,
+		store:     openStore(),
 		secret:    rand.Text(),
 		logger:    logger.With("component", "registry", "host", host),
 		transport: transport,
@@ -126,7 +114,7 @@ func (r *Registry) Host() string { return r.host }
 func (r *Registry) SetNotify(n Notify) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	app, err := newApp(r.base, appConfig(r.host, r.dir, r.secret, n))
+	app, err := newApp(r.base, appConfig(r.host, r.store, r.secret, n))
 	if err != nil {
 		return fmt.Errorf("set notify: %w", err)
 	}
@@ -145,38 +133,18 @@ func newApp(ctx context.Context, cfg *configuration.Configuration) (app *handler
 	return handlers.NewApp(ctx, cfg), nil
 }
 
-// Close stops the server and removes the storage directory if Start made
-// it. Events still queued for the notification endpoint are not flushed.
+// Close stops the server and drops the stored images. Events still queued
+// for the notification endpoint are not flushed.
 func (r *Registry) Close() error {
 	var err error
 	r.closed.Do(func() {
 		err = r.server.Close()
 		r.transport.CloseIdleConnections()
 		unrouteLogs(r.logger)
-		if r.ownDir {
-			err = errors.Join(err, os.RemoveAll(r.dir))
-		}
+		closeStore(r.store)
 	})
 	if err != nil {
 		return fmt.Errorf("close registry: %w", err)
 	}
 	return nil
-}
-
-// storageDir returns dir, or a new temporary directory (owned) if dir is empty.
-func storageDir(dir string) (string, bool, error) {
-	if dir != "" {
-		return dir, false, nil
-	}
-	dir, err := os.MkdirTemp("", "inplace-registry-")
-	if err != nil {
-		return "", false, fmt.Errorf("storage dir: %w", err)
-	}
-	return dir, true, nil
-}
-
-func removeIf(own bool, dir string) {
-	if own {
-		_ = os.RemoveAll(dir)
-	}
 }

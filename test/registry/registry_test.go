@@ -15,7 +15,7 @@ import (
 // start starts a registry for the test and closes it when the test ends.
 func start(t *testing.T, n Notify) *Registry {
 	t.Helper()
-	r, err := Start(t.Context(), Options{Dir: t.TempDir(), Notify: n, Logger: testLogger(t)})
+	r, err := Start(t.Context(), Options{Notify: n, Logger: testLogger(t)})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -64,7 +64,12 @@ func TestPushResolve(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Push: %v", err)
 			}
-			for _, ref := range []string{r.Host() + "/" + repo + ":v1", r.Host() + "/" + repo + "@" + digest} {
+			refs := []string{
+				r.Host() + "/" + repo + ":v1",
+				r.Host() + "/" + repo + "@" + digest,
+				r.Host() + "/" + repo + ":v1@" + digest,
+			}
+			for _, ref := range refs {
 				if got := headDigest(t, r, ref); got != digest {
 					t.Errorf("HEAD %s = %s, Push returned %s", ref, got, digest)
 				}
