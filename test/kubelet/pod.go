@@ -15,6 +15,9 @@ func (s *syncer) advance(rt *podRuntime) time.Time {
 	if rt.terminal != "" {
 		return time.Time{}
 	}
+	if rt.finishing != "" {
+		return s.finish(rt)
+	}
 	next, blocked := s.advanceInit(rt)
 	if blocked {
 		return next
@@ -65,13 +68,20 @@ func (s *syncer) finishIfDone(rt *podRuntime) time.Time {
 		}
 		failed = failed || c.cur.exitCode != 0
 	}
+	rt.finishing = corev1.PodSucceeded
+	if failed {
+		rt.finishing = corev1.PodFailed
+	}
+	return s.finish(rt)
+}
+
+// finish stops what still runs (sidecars) of a pod whose regular
+// containers are done, then makes its phase final.
+func (s *syncer) finish(rt *podRuntime) time.Time {
 	if next, stopping := s.stopAll(rt, s.t.Stop); stopping {
 		return next
 	}
-	rt.terminal = corev1.PodSucceeded
-	if failed {
-		rt.terminal = corev1.PodFailed
-	}
+	rt.terminal = rt.finishing
 	return time.Time{}
 }
 

@@ -93,6 +93,7 @@ type podRuntime struct {
 	startTime   time.Time
 	ctrs        map[string]*ctr
 	initialized bool            // all init containers done once; stays true
+	finishing   corev1.PodPhase // the final phase, while sidecars are stopped
 	terminal    corev1.PodPhase // Succeeded or Failed once the pod has finished
 	stopped     bool            // terminating: every container has stopped
 }
