@@ -4,6 +4,10 @@
 // got (Progress), how to undo it (RollbackPatch, RollbackProgress), the
 // inplace.dev/ready readiness gate, and the patches that bring a workload's
 // template along without a rollout (DeploymentSyncPatch and friends).
+// The state carries the rest of the plan, so PlanFromState rebuilds it from
+// the pod alone; StepID names the events that mean "this pod's upgrade
+// reached a state"; InitGatePatch gives a new pod declaring the gate its
+// condition.
 //
 // compute-spec, patch-pod and verify are thin I/O shells around it. Every
 // function here is a function of the objects it is given: it never calls the

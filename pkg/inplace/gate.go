@@ -2,11 +2,14 @@ package inplace
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/inplace-dev/inplace/pkg/settle"
 )
 
 // HasGate reports whether the pod declares the inplace.dev/ready readiness
@@ -57,4 +60,47 @@ func GatePatch(uid types.UID, status corev1.ConditionStatus, reason, message str
 		panic("inplace: encode gate patch: " + err.Error())
 	}
 	return b
+}
+
+// Reasons written on the inplace.dev/ready condition.
+const (
+	// GateReasonStart: patch-pod set it False before the patch.
+	GateReasonStart = "StartInPlaceUpdate"
+	// GateReasonDone: verify set it True when the upgrade ended.
+	GateReasonDone = "InPlaceUpdateDone"
+	// GateReasonIdle: the pod watcher set it True on a pod with no upgrade
+	// in flight (a new pod of an opted-in workload).
+	GateReasonIdle = "NoUpgradeInFlight"
+)
+
+// InitGatePatch is the JSON patch for the status subresource that gives a
+// pod declaring the gate, but not yet carrying its condition, the condition
+// True: without it the pod never becomes Ready. It tests the UID and
+// resourceVersion, so it cannot overwrite a False that patch-pod wrote
+// meanwhile. It returns ErrAlreadyApplied when the condition exists, and a
+// permanent error when the pod does not declare the gate or has an upgrade
+// in flight (its condition is patch-pod's and verify's to set).
+func InitGatePatch(pod *corev1.Pod, now time.Time) ([]byte, error) {
+	if !HasGate(pod) {
+		return nil, settle.Permanentf("init gate on pod %s/%s: it does not declare %s", pod.Namespace, pod.Name, ReadinessGate)
+	}
+	if _, ok := GateStatus(pod); ok {
+		return nil, fmt.Errorf("init gate on pod %s/%s: %w", pod.Namespace, pod.Name, ErrAlreadyApplied)
+	}
+	st, err := ParseState(pod)
+	if err != nil {
+		return nil, err
+	}
+	if st != nil && st.Phase.Active() {
+		return nil, settle.Permanentf("init gate on pod %s/%s: upgrade %s is %s", pod.Namespace, pod.Name, st.UpgradeID, st.Phase)
+	}
+	cond := corev1.PodCondition{Type: ReadinessGate, Status: corev1.ConditionTrue, Reason: GateReasonIdle,
+		Message: "no in-place upgrade in flight", LastTransitionTime: metav1.NewTime(now.UTC())}
+	ops := []op{testOp("/metadata/uid", string(pod.UID)), testOp("/metadata/resourceVersion", pod.ResourceVersion)}
+	if pod.Status.Conditions == nil {
+		ops = append(ops, addOp("/status/conditions", []corev1.PodCondition{cond}))
+	} else {
+		ops = append(ops, addOp("/status/conditions/-", cond))
+	}
+	return marshal(ops)
 }

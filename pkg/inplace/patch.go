@@ -29,7 +29,7 @@ func Patch(pod *corev1.Pod, plan events.Plan, now time.Time) ([]byte, error) {
 		testOp("/metadata/uid", string(pod.UID)),
 		testOp("/metadata/resourceVersion", pod.ResourceVersion),
 	}
-	st := State{UpgradeID: plan.UpgradeID, Target: plan.Target, Phase: PhasePatched, PatchedAt: now.UTC()}
+	st := newState(plan, now)
 	for _, cp := range plan.Containers {
 		c, ok := findContainer(&pod.Spec, "/spec", cp.Name)
 		if !ok {
@@ -77,11 +77,18 @@ func checkPatchable(pod *corev1.Pod, plan events.Plan) error {
 // previous records what c ran before the patch.
 func previous(pod *corev1.Pod, c specContainer, cp events.ContainerPlan) ContainerState {
 	s := ContainerState{Name: cp.Name, Sidecar: c.Sidecar, PreviousImage: c.Image,
-		PreviousImageID: cp.FromImageID, TargetImage: cp.ToImage, TargetDigest: cp.ToDigest}
+		PreviousImageID: cp.FromImageID, TargetImage: cp.ToImage, TargetDigest: cp.ToDigest, PullPolicy: cp.PullPolicy}
 	if cs := containerStatus(pod, cp.Name); cs != nil {
 		s.PreviousImageID = cs.ImageID
 		s.PreviousContainerID = cs.ContainerID
 		s.PreviousRestartCount = cs.RestartCount
 	}
 	return s
+}
+
+// newState is the state a patch for plan writes, before its containers.
+func newState(plan events.Plan, now time.Time) State {
+	return State{UpgradeID: plan.UpgradeID, Target: plan.Target, Phase: PhasePatched, PatchedAt: now.UTC(),
+		Owner: plan.Owner, Wave: plan.Wave, GraceSeconds: plan.GraceSeconds, VerifySeconds: plan.VerifySeconds,
+		Prepull: plan.Prepull, ReadinessGate: plan.ReadinessGate, PlannedAt: plan.PlannedAt}
 }

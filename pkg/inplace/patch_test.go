@@ -66,11 +66,14 @@ func TestPatchApplies(t *testing.T) {
 
 func wantPatchedState() *State {
 	return &State{UpgradeID: "up-1", Target: "docker.io/library/nginx:1.25.1@" + dgNew, Phase: PhasePatched, PatchedAt: t0,
+		Owner: webPlan().Owner,
 		Containers: []ContainerState{
 			{Name: "proxy", Sidecar: true, PreviousImage: "docker.io/library/nginx:1.24.0", PreviousImageID: "docker.io/library/nginx@" + dgOld,
-				PreviousContainerID: "containerd://proxy-1", TargetImage: "docker.io/library/nginx:1.25.1@" + dgNew, TargetDigest: dgNew},
+				PreviousContainerID: "containerd://proxy-1", TargetImage: "docker.io/library/nginx:1.25.1@" + dgNew, TargetDigest: dgNew,
+				PullPolicy: "IfNotPresent"},
 			{Name: "app", PreviousImage: "nginx:1.24.0", PreviousImageID: "docker.io/library/nginx@" + dgOld,
-				PreviousContainerID: "containerd://app-1", TargetImage: "nginx:1.25.1@" + dgNew, TargetDigest: dgNew},
+				PreviousContainerID: "containerd://app-1", TargetImage: "nginx:1.25.1@" + dgNew, TargetDigest: dgNew,
+				PullPolicy: "IfNotPresent"},
 		}}
 }
 

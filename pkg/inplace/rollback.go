@@ -19,6 +19,13 @@ import (
 // third party's change). It returns ErrAlreadyApplied when the rollback was
 // already written.
 func RollbackPatch(pod *corev1.Pod, st *State, reason string, now time.Time) ([]byte, error) {
+	return RollbackPatchMessage(pod, st, reason, "", now)
+}
+
+// RollbackPatchMessage is RollbackPatch that also records message (the
+// kubelet's words about the failure) in the state, for the outcome event
+// the rollback ends with.
+func RollbackPatchMessage(pod *corev1.Pod, st *State, reason, message string, now time.Time) ([]byte, error) {
 	if st == nil {
 		return nil, settle.Permanentf("roll back pod %s/%s: it has no %s", pod.Namespace, pod.Name, StateAnnotation)
 	}
@@ -28,7 +35,7 @@ func RollbackPatch(pod *corev1.Pod, st *State, reason string, now time.Time) ([]
 	ops := []op{testOp("/metadata/uid", string(pod.UID)), testOp(statePath, pod.Annotations[StateAnnotation])}
 	next := *st
 	next.Containers = append([]ContainerState(nil), st.Containers...)
-	next.Phase, next.Reason, next.RollbackAt = PhaseRollingBack, reason, now.UTC()
+	next.Phase, next.Reason, next.Message, next.RollbackAt = PhaseRollingBack, reason, message, now.UTC()
 	for i := range next.Containers {
 		c := &next.Containers[i]
 		sc, ok := findContainer(&pod.Spec, "/spec", c.Name)

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/settle"
 )
 
@@ -30,14 +31,27 @@ func (p Phase) Active() bool { return p == PhasePatched || p == PhaseRollingBack
 type State struct {
 	UpgradeID string `json:"upgradeID"`
 	// Target is the pushed reference that caused the upgrade.
-	Target     string    `json:"target"`
-	Phase      Phase     `json:"phase"`
-	Reason     string    `json:"reason,omitempty"`
+	Target string `json:"target"`
+	Phase  Phase  `json:"phase"`
+	Reason string `json:"reason,omitempty"`
+	// Message explains Reason for people (the kubelet's message of a
+	// failure that caused a rollback).
+	Message    string    `json:"message,omitempty"`
 	PatchedAt  time.Time `json:"patchedAt,omitzero"`
 	RollbackAt time.Time `json:"rollbackAt,omitzero"`
 	FinishedAt time.Time `json:"finishedAt,omitzero"`
 	// Containers are the containers the patch changed.
 	Containers []ContainerState `json:"containers"`
+
+	// The rest of the plan, so that a function holding only the pod (verify
+	// on pod.updated) can rebuild it with PlanFromState.
+	Owner         events.ObjectRef `json:"owner,omitzero"`
+	Wave          int              `json:"wave,omitempty"`
+	GraceSeconds  int              `json:"graceSeconds,omitempty"`
+	VerifySeconds int              `json:"verifySeconds,omitempty"`
+	Prepull       bool             `json:"prepull,omitempty"`
+	ReadinessGate bool             `json:"readinessGate,omitempty"`
+	PlannedAt     time.Time        `json:"plannedAt,omitzero"`
 }
 
 // ContainerState is one changed container, as it was before the patch.
@@ -50,6 +64,7 @@ type ContainerState struct {
 	PreviousRestartCount int32  `json:"previousRestartCount"`
 	TargetImage          string `json:"targetImage"`
 	TargetDigest         string `json:"targetDigest,omitempty"`
+	PullPolicy           string `json:"pullPolicy,omitempty"`
 	// RollbackContainerID and RollbackRestartCount are the container's
 	// status when the rollback was patched, to see it restart again.
 	RollbackContainerID  string `json:"rollbackContainerID,omitempty"`
