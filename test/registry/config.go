@@ -1,7 +1,9 @@
 package registry
 
 import (
+	"fmt"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/distribution/distribution/v3/configuration"
@@ -42,6 +44,21 @@ type Notify struct {
 	// IncludeReferences adds target.references (an index's child manifests,
 	// an image's config and layers) to manifest events.
 	IncludeReferences bool
+}
+
+// validate fails fast on a URL Distribution could never post to.
+func (n Notify) validate() error {
+	if n.URL == "" {
+		return nil
+	}
+	u, err := url.Parse(n.URL)
+	if err != nil {
+		return fmt.Errorf("notify url: %w", err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("notify url %q: want http(s)://host/...", n.URL)
+	}
+	return nil
 }
 
 // withDefaults returns n with its zero durations and threshold filled in.

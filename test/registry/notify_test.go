@@ -211,3 +211,15 @@ func TestSetNotify(t *testing.T) {
 		t.Errorf("second endpoint got %d events for the push before it was set", n)
 	}
 }
+
+func TestSetNotifyRejectsBadURL(t *testing.T) {
+	r := start(t, Notify{})
+	for _, u := range []string{"127.0.0.1:8080/hook", "ftp://127.0.0.1/hook", "http://"} {
+		if err := r.SetNotify(Notify{URL: u}); err == nil {
+			t.Errorf("SetNotify(%q) succeeded, want an error", u)
+		}
+	}
+	if _, err := Start(t.Context(), Options{Notify: Notify{URL: "::"}}); err == nil {
+		t.Errorf("Start with a bad notify URL succeeded, want an error")
+	}
+}

@@ -49,6 +49,9 @@ var _ kubelet.ImageResolver = (*Registry)(nil)
 // Start starts a registry on a free 127.0.0.1 port. It serves until Close;
 // ctx only bounds the start.
 func Start(ctx context.Context, opts Options) (*Registry, error) {
+	if err := opts.Notify.validate(); err != nil {
+		return nil, fmt.Errorf("start registry: %w", err)
+	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
@@ -112,6 +115,9 @@ func (r *Registry) Host() string { return r.host }
 // accepted them) keep being retried to the old URL in the background, as
 // Distribution offers no way to stop its queue.
 func (r *Registry) SetNotify(n Notify) error {
+	if err := n.validate(); err != nil {
+		return fmt.Errorf("set notify: %w", err)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	app, err := newApp(r.base, appConfig(r.host, r.store, r.secret, n))
