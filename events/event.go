@@ -49,7 +49,14 @@ func New(id, typ, source, subject string, data any) (cloudevents.Event, error) {
 // where key tells apart several outputs of one type (a pod name, a wave).
 // The upgrade id, trace (as a child span) and replay marker are carried over.
 func Derive(in cloudevents.Event, typ, source, key, subject string, data any) (cloudevents.Event, error) {
-	id := DeriveID(in.ID(), typ, key)
+	return Follow(in, DeriveID(in.ID(), typ, key), typ, source, subject, data)
+}
+
+// Follow builds an output event of in with an id chosen by the caller: for
+// outputs that mean "this pod's upgrade reached a state", whose id must not
+// depend on which input led there (DeriveID(upgradeID+"/"+podUID, typ, "")).
+// Extensions are carried as by Derive.
+func Follow(in cloudevents.Event, id, typ, source, subject string, data any) (cloudevents.Event, error) {
 	out, err := New(id, typ, source, subject, data)
 	if err != nil {
 		return out, err

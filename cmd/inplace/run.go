@@ -16,10 +16,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
+	"github.com/inplace-dev/inplace/pkg/app"
 	"github.com/inplace-dev/inplace/pkg/bus"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/embednats"
 	"github.com/inplace-dev/inplace/pkg/metrics"
+	"github.com/inplace-dev/inplace/pkg/receiver"
 	"github.com/inplace-dev/inplace/pkg/runner"
 )
 
@@ -104,12 +106,12 @@ func run(ctx context.Context, p *config.Process) error {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	fns, err := buildFunctions(ctx, p, b, log)
+	a, err := app.Build(ctx, p, b, reg, log)
 	if err != nil {
 		return err
 	}
-	r := runner.New(b, runner.Options{Workers: p.Workers, Log: log, Metrics: metrics.New(reg)}, fns...)
-	srv := &http.Server{Addr: p.HTTPAddr, Handler: httpMux(reg, r), ReadHeaderTimeout: 10 * time.Second}
+	r := runner.New(b, runner.Options{Workers: p.Workers, Log: log, Metrics: metrics.New(reg)}, a.Functions...)
+	srv := &http.Server{Addr: p.HTTPAddr, Handler: httpMux(reg, r, a.Receiver), ReadHeaderTimeout: 10 * time.Second}
 	srvErr := make(chan error, 1)
 	go func() { srvErr <- srv.ListenAndServe() }()
 	log.Info("inplace running", "functions", p.Functions, "http", p.HTTPAddr, "stream", p.Bus.Stream)
@@ -123,8 +125,11 @@ func run(ctx context.Context, p *config.Process) error {
 	return runErr
 }
 
-func httpMux(reg *prometheus.Registry, r *runner.Runner) *http.ServeMux {
+func httpMux(reg *prometheus.Registry, r *runner.Runner, hooks http.Handler) *http.ServeMux {
 	mux := http.NewServeMux()
+	if hooks != nil {
+		mux.Handle(receiver.PathPrefix, hooks)
+	}
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))

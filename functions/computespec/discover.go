@@ -1,0 +1,84 @@
+package computespec
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/kube"
+	"github.com/inplace-dev/inplace/pkg/policy"
+	"github.com/inplace-dev/inplace/pkg/rollout"
+)
+
+// Target is a workload that runs a container from the pushed repository,
+// with its opt-in, or why the push leaves it alone.
+type Target struct {
+	Workload kube.Workload
+	Options  policy.Options
+	// Skip says why nothing will happen ("not opted in", a bad annotation).
+	Skip string
+}
+
+// Discover finds the workloads a push concerns: those owning a pod with a
+// container from the pushed repository, or only push.Target for a manual
+// upgrade. Each comes with its opt-in read from its annotations.
+func Discover(c Cache, d config.Defaults, push events.ImagePushedData) ([]Target, error) {
+	seen := map[string]kube.Workload{}
+	if push.Target != nil {
+		w, ok, err := c.Get(*push.Target)
+		if err != nil {
+			return nil, fmt.Errorf("get %s: %w", push.Target, err)
+		}
+		if !ok {
+			return nil, fmt.Errorf("%s not found", push.Target)
+		}
+		seen[w.Ref.String()] = w
+	} else {
+		pods, err := c.PodsUsingRepository(push.Name())
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range pods {
+			w, ok, err := c.OwnerOf(p)
+			if err != nil {
+				return nil, fmt.Errorf("owner of pod %s/%s: %w", p.Namespace, p.Name, err)
+			}
+			if ok {
+				seen[w.Ref.String()] = w
+			}
+		}
+	}
+	out := make([]Target, 0, len(seen))
+	for _, w := range seen {
+		out = append(out, target(w, d))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Workload.Ref.String() < out[j].Workload.Ref.String() })
+	return out, nil
+}
+
+func target(w kube.Workload, d config.Defaults) Target {
+	t := Target{Workload: w}
+	opts, err := policy.FromAnnotations(w.Meta.Annotations, d.Policy)
+	switch {
+	case err != nil:
+		t.Skip = err.Error()
+	case !opts.OptedIn:
+		t.Skip = "not opted in (no " + policy.AnnotationPolicy + " annotation)"
+	case opts.Paused:
+		t.Skip = "paused (" + policy.AnnotationPaused + ")"
+	}
+	t.Options = opts
+	return t
+}
+
+// rolloutOptions are a target's settings for its rollout.
+func (t Target) rolloutOptions() rollout.Options {
+	return rollout.Options{
+		Budget:         t.Options.Budget(t.Workload.Replicas),
+		GraceSeconds:   t.Options.GraceSeconds,
+		Prepull:        t.Options.Prepull,
+		VerifySeconds:  t.Options.VerifySeconds,
+		OrderByOrdinal: t.Workload.Ref.Kind == "StatefulSet",
+	}
+}

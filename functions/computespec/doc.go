@@ -1,0 +1,13 @@
+// Package computespec is the compute-spec function: from an image.pushed
+// event it finds the workloads that opted in and run a container from the
+// pushed repository, decides per container whether the push qualifies
+// (policy, feasibility), and drives each workload's rollout wave by wave:
+// every upgrade.succeeded frees a slot for the next pod, a failure or
+// rollback halts the rollout, a newer push supersedes it, and when every pod
+// runs the target the workload's template is brought along.
+//
+// Rollout state lives in the NATS KV bucket, changed only by
+// compute-and-swap (package rollout holds the pure transitions); the
+// function keeps nothing in memory between events. It never patches pods:
+// that is patch-pod's job.
+package computespec

@@ -1,0 +1,135 @@
+package computespec
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/rollout"
+	"github.com/inplace-dev/inplace/pkg/settle"
+)
+
+// stallRecheck is how soon a rollout waiting for unavailable pods to become
+// Ready looks again.
+const stallRecheck = 2 * time.Second
+
+// advance turns a rollout transition made while handling in into events:
+// the plans it made, its halt, or its completion (after the template sync).
+func (f *Function) advance(ctx context.Context, in cloudevents.Event, r *rollout.Rollout, planned []*rollout.Pod) ([]cloudevents.Event, error) {
+	var outs []cloudevents.Event
+	for _, p := range planned {
+		e, err := f.plannedEvent(in, r, p)
+		if err != nil {
+			return nil, err
+		}
+		outs = append(outs, e)
+	}
+	if r.Phase == rollout.Halted && r.HaltedBy == in.ID() {
+		more, err := f.endEvents(in, r, events.RolloutHalted)
+		if err != nil {
+			return nil, err
+		}
+		outs = append(outs, more...)
+	}
+	if r.SettledBy == in.ID() {
+		if r.Phase == rollout.Syncing {
+			var err error
+			if r, err = f.syncTemplate(ctx, r); err != nil {
+				return nil, err
+			}
+		}
+		more, err := f.endEvents(in, r, events.RolloutCompleted)
+		if err != nil {
+			return nil, err
+		}
+		outs = append(outs, more...)
+	}
+	if stalled(r) {
+		return nil, settle.NotYet(stallRecheck, "%s: pods wait for a free slot (max-unavailable %d) and none is in flight",
+			r.Workload, r.Options.Budget)
+	}
+	return outs, nil
+}
+
+// stalled: pods wait, nothing is in flight to free a slot, nothing else will
+// come to wake the rollout. Unavailable pods may be Ready a moment later.
+func stalled(r *rollout.Rollout) bool {
+	if r.Phase != rollout.Running {
+		return false
+	}
+	pending := false
+	for _, p := range r.Pods {
+		switch p.State {
+		case rollout.InFlight:
+			return false
+		case rollout.Pending:
+			pending = true
+		}
+	}
+	return pending
+}
+
+// plannedEvent is upgrade.planned for one pod. Its id depends only on the
+// upgrade and the pod, so re-emitting it is always deduplicated.
+func (f *Function) plannedEvent(in cloudevents.Event, r *rollout.Rollout, p *rollout.Pod) (cloudevents.Event, error) {
+	plan := events.Plan{
+		UpgradeID:     p.UpgradeID,
+		Pod:           events.PodRef{Namespace: r.Workload.Namespace, Name: p.Name, UID: p.UID, Node: p.Node},
+		Owner:         r.Workload,
+		Containers:    p.Containers,
+		Target:        r.Target(),
+		Wave:          p.Wave,
+		GraceSeconds:  r.Options.GraceSeconds,
+		Prepull:       r.Options.Prepull,
+		ReadinessGate: p.ReadinessGate,
+		VerifySeconds: r.Options.VerifySeconds,
+		PlannedAt:     r.UpdatedAt,
+	}
+	id := events.DeriveID(plan.UpgradeID+"/"+p.UID, events.UpgradePlanned, "")
+	e, err := events.Follow(in, id, events.UpgradePlanned, events.Source(Name), plan.Pod.String(), plan)
+	if err != nil {
+		return e, settle.Permanent(err)
+	}
+	e.SetExtension(events.ExtUpgradeID, plan.UpgradeID)
+	return e, nil
+}
+
+// endEvents is rollout.halted or rollout.completed, and the matching CDEvent.
+func (f *Function) endEvents(in cloudevents.Event, r *rollout.Rollout, typ string) ([]cloudevents.Event, error) {
+	d := events.RolloutData{
+		UpgradeID: r.UpgradeID, Workload: r.Workload, Target: r.Target(), Counts: r.Counts(),
+		Reason: r.Reason, Message: r.Message,
+	}
+	if r.Sync != nil {
+		d.TemplateSynced = r.Sync.Step == SyncDone
+		d.PreviousImages = r.Sync.PreviousImages
+		if r.Sync.Note != "" {
+			d.Message = strings.TrimPrefix(d.Message+"; "+r.Sync.Note, "; ")
+		}
+	}
+	id := events.DeriveID(r.UpgradeID, typ, "")
+	e, err := events.Follow(in, id, typ, events.Source(Name), r.Workload.String(), d)
+	if err != nil {
+		return nil, settle.Permanent(err)
+	}
+	e.SetExtension(events.ExtUpgradeID, r.UpgradeID)
+	outs := []cloudevents.Event{e}
+	if !f.d.Defaults.Load().EmitCDEvents {
+		return outs, nil
+	}
+	cdType := events.CDServiceUpgraded
+	if typ == events.RolloutHalted {
+		if d.Counts.RolledBack == 0 {
+			return outs, nil
+		}
+		cdType = events.CDServiceRolledBack
+	}
+	cd, err := events.CDServiceEvent(e, d, cdType)
+	if err != nil {
+		return nil, settle.Permanent(err)
+	}
+	return append(outs, cd), nil
+}

@@ -1,0 +1,96 @@
+package computespec
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/kube"
+	"github.com/inplace-dev/inplace/pkg/settle"
+)
+
+// Name is the function's name and its consumer's.
+const Name = "compute-spec"
+
+// Cache is what compute-spec reads from the cluster (kube.Cache).
+type Cache interface {
+	PodsUsingRepository(name string) ([]*corev1.Pod, error)
+	OwnerOf(pod *corev1.Pod) (kube.Workload, bool, error)
+	Get(ref events.ObjectRef) (kube.Workload, bool, error)
+	PodsOf(ref events.ObjectRef) ([]*corev1.Pod, error)
+}
+
+// Store holds rollout state with compare-and-swap (bus.KV).
+type Store interface {
+	Get(ctx context.Context, key string) ([]byte, uint64, error)
+	Update(ctx context.Context, key string, fn func(old []byte) ([]byte, error)) ([]byte, error)
+}
+
+// Defaults gives the current configuration (config.Store).
+type Defaults interface{ Load() config.Defaults }
+
+// Deps are what the function needs.
+type Deps struct {
+	Cache    Cache
+	Store    Store
+	Defaults Defaults
+	// Syncer brings a workload's template along when its pods all run the
+	// target; nil leaves templates alone.
+	Syncer Syncer
+	Log    *slog.Logger
+	Now    func() time.Time
+}
+
+// Function is compute-spec.
+type Function struct{ d Deps }
+
+// New returns compute-spec.
+func New(d Deps) *Function {
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	return &Function{d: d}
+}
+
+// Name implements runner.Function.
+func (f *Function) Name() string { return Name }
+
+// Types implements runner.Function.
+func (f *Function) Types() []string {
+	return []string{events.ImagePushed, events.UpgradeSucceeded, events.UpgradeFailed,
+		events.UpgradeRolledBack, events.RolloutResumed}
+}
+
+// Handle implements runner.Function.
+func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudevents.Event, error) {
+	switch e.Type() {
+	case events.ImagePushed:
+		return f.onPush(ctx, e)
+	case events.UpgradeSucceeded, events.UpgradeFailed, events.UpgradeRolledBack:
+		return f.onOutcome(ctx, e)
+	case events.RolloutResumed:
+		return f.onResume(ctx, e)
+	}
+	return nil, settle.Permanentf("compute-spec: event type %s is not one it takes", e.Type())
+}
+
+// UpgradeID names the rollout of one push on one workload.
+func UpgradeID(pushID string, w events.ObjectRef) string {
+	return "u-" + events.DeriveID(pushID, "upgrade", w.String())[:12]
+}
+
+func wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("compute-spec: %s: %w", op, err)
+}

@@ -1,0 +1,104 @@
+package computespec
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/rollout"
+	"github.com/inplace-dev/inplace/pkg/settle"
+)
+
+// onOutcome records how one pod's upgrade ended and plans what that allows.
+func (f *Function) onOutcome(ctx context.Context, in cloudevents.Event) ([]cloudevents.Event, error) {
+	o, err := events.As[events.OutcomeData](in)
+	if err != nil {
+		return nil, err
+	}
+	return f.transition(ctx, in, o.Plan.Owner, func(r *rollout.Rollout) {
+		rollout.Record(r, in.Type(), o, in.ID(), f.d.Now())
+	})
+}
+
+// onResume restarts a halted rollout.
+func (f *Function) onResume(ctx context.Context, in cloudevents.Event) ([]cloudevents.Event, error) {
+	d, err := events.As[events.ResumeData](in)
+	if err != nil {
+		return nil, err
+	}
+	return f.transition(ctx, in, d.Workload, func(r *rollout.Rollout) {
+		rollout.Resume(r, f.d.Now())
+	})
+}
+
+// transition applies change to a workload's rollout, replans from the
+// cluster as it is now, and emits what follows.
+func (f *Function) transition(ctx context.Context, in cloudevents.Event, ref events.ObjectRef, change func(*rollout.Rollout)) ([]cloudevents.Event, error) {
+	key := rollout.Key(ref)
+	raw, _, err := f.d.Store.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if raw == nil {
+		f.d.Log.Info("no rollout for this event; nothing to do", "event", in.ID(), "workload", key)
+		return nil, nil
+	}
+	t, cands, observed, err := f.observe(ref, raw)
+	if err != nil {
+		return nil, err
+	}
+	var r *rollout.Rollout
+	var planned []*rollout.Pod
+	_, err = f.d.Store.Update(ctx, key, func(old []byte) ([]byte, error) {
+		prev, err := decode(old)
+		if err != nil || prev == nil {
+			return nil, err
+		}
+		if prev.UpgradeID != observed {
+			return nil, errChanged
+		}
+		r = prev
+		change(r)
+		paused := t.Skip != ""
+		planned = rollout.Plan(r, cands, in.ID(), paused, f.d.Now())
+		rollout.Settle(r, in.ID(), f.d.Now())
+		return json.Marshal(r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return nil, nil
+	}
+	return f.advance(ctx, in, r, planned)
+}
+
+// observe reads the workload's opt-in and its pods' candidates for the
+// rollout's push. A workload that lost its opt-in, or is paused, plans
+// nothing more (Skip is set).
+func (f *Function) observe(ref events.ObjectRef, raw []byte) (Target, []rollout.Candidate, string, error) {
+	cur, err := decode(raw)
+	if err != nil {
+		return Target{}, nil, "", settle.Permanent(err)
+	}
+	w, ok, err := f.d.Cache.Get(ref)
+	if err != nil {
+		return Target{}, nil, "", wrap("get "+ref.String(), err)
+	}
+	if !ok {
+		return Target{Skip: "workload deleted"}, nil, cur.UpgradeID, nil
+	}
+	t := target(w, f.d.Defaults.Load())
+	pods, err := f.d.Cache.PodsOf(ref)
+	if err != nil {
+		return t, nil, "", wrap("pods of "+ref.String(), err)
+	}
+	return t, candidates(ref.Kind, pods, cur.Push, t.Options.Policy), cur.UpgradeID, nil
+}
+
+// errChanged: the rollout was superseded between reading the cluster and
+// writing the state; the event is retried against the new rollout.
+var errChanged = errors.New("compute-spec: the rollout changed while planning; retrying")

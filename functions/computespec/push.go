@@ -1,0 +1,121 @@
+package computespec
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/policy"
+	"github.com/inplace-dev/inplace/pkg/rollout"
+	"github.com/inplace-dev/inplace/pkg/settle"
+)
+
+// errOlder: the push is not newer than the rollout in progress.
+var errOlder = errors.New("not newer than the rollout in progress")
+
+// onPush starts (or supersedes) a rollout on every workload the push
+// concerns and emits the first wave of each.
+func (f *Function) onPush(ctx context.Context, in cloudevents.Event) ([]cloudevents.Event, error) {
+	push, err := events.As[events.ImagePushedData](in)
+	if err != nil {
+		return nil, err
+	}
+	targets, err := Discover(f.d.Cache, f.d.Defaults.Load(), push)
+	if err != nil {
+		if push.Target != nil {
+			return nil, settle.Permanent(wrap("manual upgrade", err))
+		}
+		return nil, wrap("discover", err)
+	}
+	var outs []cloudevents.Event
+	var later error
+	for _, t := range targets {
+		log := f.d.Log.With("event", in.ID(), "workload", t.Workload.Ref.String(), "push", push.Ref())
+		if t.Skip != "" {
+			log.Info("push leaves workload alone", "why", t.Skip)
+			continue
+		}
+		more, err := f.start(ctx, in, push, t)
+		switch {
+		case errors.Is(err, errOlder):
+			log.Info("push ignored", "why", err)
+		case err != nil:
+			if k, _ := settle.Classify(err); k != settle.Later {
+				return nil, err
+			}
+			later = err
+		}
+		outs = append(outs, more...)
+	}
+	if later != nil {
+		// Outputs are re-derived from the state on redelivery.
+		return nil, later
+	}
+	return outs, nil
+}
+
+// start begins the rollout of push on one target.
+func (f *Function) start(ctx context.Context, in cloudevents.Event, push events.ImagePushedData, t Target) ([]cloudevents.Event, error) {
+	ref := t.Workload.Ref
+	pods, err := f.d.Cache.PodsOf(ref)
+	if err != nil {
+		return nil, wrap("pods of "+ref.String(), err)
+	}
+	cands := candidates(ref.Kind, pods, push, t.Options.Policy)
+	if !needsWork(cands) {
+		f.d.Log.Info("every pod already runs the push", "workload", ref.String(), "push", push.Ref())
+		return nil, nil
+	}
+	upgradeID := UpgradeID(in.ID(), ref)
+	now := f.d.Now()
+	var r *rollout.Rollout
+	var planned []*rollout.Pod
+	_, err = f.d.Store.Update(ctx, rollout.Key(ref), func(old []byte) ([]byte, error) {
+		prev, err := decode(old)
+		if err != nil {
+			return nil, err
+		}
+		if err := canSupersede(prev, upgradeID, t.Options.Policy, push); err != nil {
+			return nil, err
+		}
+		r = rollout.Begin(prev, upgradeID, ref, push, t.rolloutOptions(), now)
+		planned = rollout.Plan(r, cands, in.ID(), false, now)
+		rollout.Settle(r, in.ID(), now)
+		return json.Marshal(r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return f.advance(ctx, in, r, planned)
+}
+
+// canSupersede checks that a push may replace the rollout in prev.
+func canSupersede(prev *rollout.Rollout, upgradeID string, pol policy.Policy, push events.ImagePushedData) error {
+	if prev == nil || prev.UpgradeID == upgradeID || prev.Phase.Finished() {
+		return nil
+	}
+	if prev.Phase == rollout.Syncing {
+		return settle.NotYet(2*time.Second, "the template of %s is being synced for %s", prev.Workload, prev.UpgradeID)
+	}
+	d := policy.Decide(pol, policy.Current{Tag: prev.Push.Tag, Digest: prev.Push.Digest},
+		policy.Pushed{Tag: push.Tag, Digest: push.Digest})
+	if !d.Upgrade {
+		return errors.Join(errOlder, errors.New(prev.Target()+": "+d.Reason))
+	}
+	return nil
+}
+
+func decode(raw []byte) (*rollout.Rollout, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	var r rollout.Rollout
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, wrap("decode rollout state", err)
+	}
+	return &r, nil
+}

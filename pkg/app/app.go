@@ -1,0 +1,108 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/inplace-dev/inplace/functions/computespec"
+	"github.com/inplace-dev/inplace/pkg/bus"
+	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/kube"
+	"github.com/inplace-dev/inplace/pkg/receiver"
+	"github.com/inplace-dev/inplace/pkg/runner"
+)
+
+// App is an assembled process.
+type App struct {
+	Kube      kubernetes.Interface
+	Cache     *kube.Cache
+	KV        *bus.KV
+	Defaults  *config.Store
+	Functions []runner.Function
+	// Receiver serves /hooks/ when the process runs the receiver.
+	Receiver http.Handler
+}
+
+// Build assembles what p asks for on bus b and starts the informers and the
+// configuration watch (they stop with ctx).
+func Build(ctx context.Context, p *config.Process, b *bus.Bus, reg prometheus.Registerer, log *slog.Logger) (*App, error) {
+	if err := b.EnsureConsumers(ctx, Consumers...); err != nil {
+		return nil, err
+	}
+	a := &App{Defaults: config.NewStore(config.StandardDefaults(), log)}
+	if p.Runs("receiver") {
+		if err := a.buildReceiver(p, b, reg, log); err != nil {
+			return nil, err
+		}
+	}
+	if !needsKube(p) {
+		return a, nil
+	}
+	if err := a.connectKube(ctx, p, log); err != nil {
+		return nil, err
+	}
+	kv, err := b.KV(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a.KV = kv
+	if p.Runs("compute-spec") {
+		a.Functions = append(a.Functions, computespec.New(computespec.Deps{
+			Cache: a.Cache, Store: kv, Defaults: a.Defaults, Log: log.With("function", computespec.Name),
+		}))
+	}
+	return a, nil
+}
+
+func needsKube(p *config.Process) bool {
+	for _, f := range p.Functions {
+		if f != "receiver" {
+			return true
+		}
+	}
+	return p.WatchPods
+}
+
+func (a *App) connectKube(ctx context.Context, p *config.Process, log *slog.Logger) error {
+	cfg, err := kube.RestConfig(p.Kubeconfig, 100, 200)
+	if err != nil {
+		return err
+	}
+	if a.Kube, err = kube.Client(cfg); err != nil {
+		return err
+	}
+	if err := a.Defaults.Watch(ctx, a.Kube, p.Namespace); err != nil {
+		return err
+	}
+	if a.Cache, err = kube.NewCache(a.Kube, 10*time.Minute); err != nil {
+		return err
+	}
+	if err := a.Cache.Start(ctx); err != nil {
+		return fmt.Errorf("kubernetes cache: %w", err)
+	}
+	log.Info("kubernetes cache synced")
+	return nil
+}
+
+func (a *App) buildReceiver(p *config.Process, b *bus.Bus, reg prometheus.Registerer, log *slog.Logger) error {
+	if p.HooksConfig == "" {
+		log.Warn("receiver has no --hooks-config: no webhook route is served")
+		return nil
+	}
+	cfg, err := receiver.LoadConfig(p.HooksConfig)
+	if err != nil {
+		return err
+	}
+	r, err := receiver.New(cfg, b, receiver.Options{Logger: log.With("function", "receiver"), Metrics: reg})
+	if err != nil {
+		return err
+	}
+	a.Receiver = r
+	return nil
+}

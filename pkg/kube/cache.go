@@ -1,0 +1,132 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/inplace-dev/inplace/pkg/imageref"
+)
+
+// Index names.
+const (
+	byRepository = "repository" // pods by canonical image repository
+	byOwner      = "owner"      // pods and ReplicaSets by controller "Kind/ns/name"
+)
+
+// Cache is a set of informers on the objects compute-spec reads.
+type Cache struct {
+	factory      informers.SharedInformerFactory
+	pods         cache.SharedIndexInformer
+	replicaSets  cache.SharedIndexInformer
+	Pods         corelisters.PodLister
+	ReplicaSets  appslisters.ReplicaSetLister
+	Deployments  appslisters.DeploymentLister
+	StatefulSets appslisters.StatefulSetLister
+	DaemonSets   appslisters.DaemonSetLister
+}
+
+// NewCache builds the informers; Start runs them.
+func NewCache(client kubernetes.Interface, resync time.Duration) (*Cache, error) {
+	f := informers.NewSharedInformerFactoryWithOptions(client, resync, informers.WithTransform(StripManagedFields))
+	c := &Cache{factory: f}
+	c.pods = f.Core().V1().Pods().Informer()
+	c.replicaSets = f.Apps().V1().ReplicaSets().Informer()
+	if err := c.pods.AddIndexers(cache.Indexers{byRepository: repositoryIndex, byOwner: ownerIndex}); err != nil {
+		return nil, fmt.Errorf("pod indexers: %w", err)
+	}
+	if err := c.replicaSets.AddIndexers(cache.Indexers{byOwner: ownerIndex}); err != nil {
+		return nil, fmt.Errorf("replicaset indexers: %w", err)
+	}
+	c.Pods = f.Core().V1().Pods().Lister()
+	c.ReplicaSets = f.Apps().V1().ReplicaSets().Lister()
+	c.Deployments = f.Apps().V1().Deployments().Lister()
+	c.StatefulSets = f.Apps().V1().StatefulSets().Lister()
+	c.DaemonSets = f.Apps().V1().DaemonSets().Lister()
+	return c, nil
+}
+
+// PodInformer gives the pod informer to those who watch pod changes.
+func (c *Cache) PodInformer() cache.SharedIndexInformer { return c.pods }
+
+// Start runs the informers until ctx ends and waits for their first sync.
+func (c *Cache) Start(ctx context.Context) error {
+	c.factory.Start(ctx.Done())
+	for typ, ok := range c.factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("informer cache for %v did not sync", typ)
+		}
+	}
+	return nil
+}
+
+// StripManagedFields drops metadata.managedFields from cached objects: it is
+// about half of a pod's size and nothing here reads it.
+func StripManagedFields(obj any) (any, error) {
+	if m, ok := obj.(metav1.ObjectMetaAccessor); ok {
+		m.GetObjectMeta().SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
+// repositoryIndex indexes a pod under the canonical repository of each of
+// its containers, init containers included.
+func repositoryIndex(obj any) ([]string, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil, nil
+	}
+	seen := map[string]bool{}
+	var keys []string
+	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range list {
+			r, err := imageref.Parse(c.Image)
+			if err != nil || seen[r.Name()] {
+				continue
+			}
+			seen[r.Name()] = true
+			keys = append(keys, r.Name())
+		}
+	}
+	return keys, nil
+}
+
+// ownerIndex indexes an object under its controller, "Kind/ns/name".
+func ownerIndex(obj any) ([]string, error) {
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return nil, nil
+	}
+	if ref := metav1.GetControllerOf(m); ref != nil {
+		return []string{ref.Kind + "/" + m.GetNamespace() + "/" + ref.Name}, nil
+	}
+	return nil, nil
+}
+
+// PodsUsingRepository returns the pods with a container from the canonical
+// repository name ("docker.io/library/nginx").
+func (c *Cache) PodsUsingRepository(name string) ([]*corev1.Pod, error) {
+	objs, err := c.pods.GetIndexer().ByIndex(byRepository, name)
+	if err != nil {
+		return nil, fmt.Errorf("pods by repository %s: %w", name, err)
+	}
+	return toPods(objs), nil
+}
+
+func toPods(objs []any) []*corev1.Pod {
+	pods := make([]*corev1.Pod, 0, len(objs))
+	for _, o := range objs {
+		if p, ok := o.(*corev1.Pod); ok {
+			pods = append(pods, p)
+		}
+	}
+	return pods
+}
