@@ -31,7 +31,7 @@ type Route struct {
 	Registry string `json:"registry,omitempty"`
 	// BodyLimit in bytes (default 1 MiB).
 	BodyLimit int64 `json:"bodyLimit,omitempty"`
-	// RateLimit of deliveries (default 20/s, burst 40).
+	// RateLimit of deliveries (default 50/s, burst twice the rate).
 	RateLimit *RateLimit `json:"rateLimit,omitempty"`
 }
 
@@ -44,7 +44,7 @@ type RateLimit struct {
 // Defaults.
 const (
 	DefaultBodyLimit      = 1 << 20
-	DefaultPerSecond      = 20
+	DefaultPerSecond      = 50
 	DefaultPublishTimeout = 10 * time.Second
 	maxBodyLimit          = 32 << 20
 )

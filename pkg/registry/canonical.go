@@ -131,10 +131,11 @@ func (p rawPush) version() (tag, digest string, notes []string, err error) {
 // sane keeps times an event can carry: a zero year-1 time ("0001-01-01",
 // GitHub's placeholder) or one out of JSON's range becomes "unknown".
 func sane(t time.Time) time.Time {
-	if t.Year() < 1970 || t.Year() > 9999 {
+	u := t.UTC()
+	if u.Year() < 1970 || u.Year() > 9999 {
 		return time.Time{}
 	}
-	return t.UTC()
+	return u
 }
 
 // splitRef splits "host/path[:tag][@digest]", the way Harbor, Quay and
