@@ -17,6 +17,7 @@ import (
 // pod on that node finds it "already present on machine" and never pulls,
 // and a pod with imagePullPolicy Always pulls again anyway.
 func TestImageCachePerNode(t *testing.T) {
+	t.Parallel()
 	w := world.Shared(t)
 	ns := w.NewNamespace(t)
 	ctx := t.Context()

@@ -17,6 +17,7 @@ import (
 // stand-in honours); that needs the node-lifecycle controller to consider
 // the simulated nodes Ready and untainted.
 func TestDaemonSetOnePodPerNode(t *testing.T) {
+	t.Parallel()
 	w := world.Shared(t)
 	ns := w.NewNamespace(t)
 	ctx := t.Context()

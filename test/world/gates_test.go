@@ -21,6 +21,7 @@ const gate = "inplace.dev/ready"
 // and the kubelet never drops the condition (even across an in-place
 // restart).
 func TestReadinessGate(t *testing.T) {
+	t.Parallel()
 	w := world.Shared(t)
 	ns := w.NewNamespace(t)
 	ctx := t.Context()

@@ -15,6 +15,7 @@ import (
 // restarts just that container: restartCount 1, the registry's digest as
 // imageID, a new containerID, the old one as lastState; same UID, IP, node.
 func TestInPlaceImageChange(t *testing.T) {
+	t.Parallel()
 	w := world.Shared(t)
 	ns := w.NewNamespace(t)
 	v1, id1 := push(t, w, "inplace/app", "v1")
@@ -73,6 +74,7 @@ func TestInPlaceImageChange(t *testing.T) {
 // ends in ImagePullBackOff: NotReady, phase Running, restartCount and
 // status image/imageID unchanged; pushing the tag later recovers the pod.
 func TestInPlaceMissingImage(t *testing.T) {
+	t.Parallel()
 	w := world.Shared(t)
 	ns := w.NewNamespace(t)
 	v1, id1 := push(t, w, "inplace/missing", "v1")
@@ -112,6 +114,7 @@ func TestInPlaceMissingImage(t *testing.T) {
 // TestPodUpdateOtherFieldsRejected: the real API server refuses any pod
 // spec change but images (422 Invalid).
 func TestPodUpdateOtherFieldsRejected(t *testing.T) {
+	t.Parallel()
 	w := world.Shared(t)
 	ns := w.NewNamespace(t)
 	v1, _ := push(t, w, "inplace/immutable", "v1")
