@@ -43,7 +43,7 @@ func newTest(t *testing.T, cfg Config) (*Receiver, *recorder, *prometheus.Regist
 	t.Helper()
 	pub := &recorder{}
 	reg := prometheus.NewRegistry()
-	h, err := New(cfg, pub, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: reg})
+	h, err := New(cfg, pub, Options{Logger: discard(), Metrics: reg})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -60,6 +60,8 @@ func post(t *testing.T, h http.Handler, path string, header http.Header, body []
 	h.ServeHTTP(w, req)
 	return w
 }
+
+func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func str(s string) *string { return &s }
 

@@ -35,15 +35,30 @@ func newMetrics(reg prometheus.Registerer, routes []Route) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.deliveries, m.published} {
-		if err := reg.Register(c); err != nil {
-			var are prometheus.AlreadyRegisteredError
-			if !errors.As(err, &are) {
-				return nil, err
-			}
-		}
+	var err error
+	if m.deliveries, err = register(reg, m.deliveries); err != nil {
+		return nil, err
+	}
+	if m.published, err = register(reg, m.published); err != nil {
+		return nil, err
 	}
 	return m, nil
+}
+
+// register adds c to reg, or returns the counter already there (a second
+// receiver in the same process shares it).
+func register(reg prometheus.Registerer, c *prometheus.CounterVec) (*prometheus.CounterVec, error) {
+	err := reg.Register(c)
+	var are prometheus.AlreadyRegisteredError
+	switch {
+	case err == nil:
+		return c, nil
+	case errors.As(err, &are):
+		if existing, ok := are.ExistingCollector.(*prometheus.CounterVec); ok {
+			return existing, nil
+		}
+	}
+	return nil, err
 }
 
 func (m *metrics) count(route, result string) {

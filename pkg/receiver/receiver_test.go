@@ -178,3 +178,22 @@ func delivered(t *testing.T, reg *prometheus.Registry, route, result string) flo
 	t.Fatalf("no deliveries counter for %s/%s", route, result)
 	return 0
 }
+
+func TestTwoReceiversShareTheMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	cfg := Config{Routes: []Route{openRoute(registry.ACR)}}
+	var hs []*Receiver
+	for range 2 {
+		h, err := New(cfg, &recorder{}, Options{Metrics: reg, Logger: discard()})
+		if err != nil {
+			t.Fatalf("second receiver on one registry: %v", err)
+		}
+		hs = append(hs, h)
+	}
+	for _, h := range hs {
+		post(t, h, "/hooks/r", nil, []byte(`{"action":"ping"}`))
+	}
+	if got := delivered(t, reg, "r", resultIgnored); got != 2 {
+		t.Errorf("ignored = %v; want 2", got)
+	}
+}

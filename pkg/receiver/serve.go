@@ -141,18 +141,21 @@ func (h *Receiver) publish(ctx context.Context, pushes []events.ImagePushedData)
 // finish writes the answer, counts it and logs it once.
 func (h *Receiver) finish(w http.ResponseWriter, r *http.Request, rt *route, status int, result string, body any) {
 	h.metrics.count(rt.name, result)
-	h.log.LogAttrs(r.Context(), level(status), "webhook delivery",
+	h.log.LogAttrs(r.Context(), level(status, result), "webhook delivery",
 		slog.String("route", rt.name), slog.String("format", string(rt.format)),
 		slog.Int("status", status), slog.String("result", result), slog.Any("response", body))
 	writeJSON(w, status, body)
 }
 
-func level(status int) slog.Level {
+// level: ignored deliveries (a busy registry's pulls) are debug noise.
+func level(status int, result string) slog.Level {
 	switch {
 	case status >= 500:
 		return slog.LevelError
 	case status >= 400:
 		return slog.LevelWarn
+	case result == resultIgnored:
+		return slog.LevelDebug
 	}
 	return slog.LevelInfo
 }
