@@ -1,0 +1,178 @@
+package prepull
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/settle"
+)
+
+// Name is the function's name (its consumer, its ServiceAccount's suffix).
+const Name = "pre-pull"
+
+// Skipped reasons of PrepulledData.
+const (
+	SkipDisabled = "disabled"
+	SkipPresent  = "present on node"
+	SkipNoNode   = "the plan names no node"
+	SkipNodeGone = "node not found"
+	SkipBusy     = "node busy pre-pulling for longer than prepull-timeout"
+)
+
+// Outcome reasons of upgrade.failed.
+const (
+	ReasonPrepullFailed  = "PrepullFailed"
+	ReasonPrepullTimeout = "PrepullTimeout"
+)
+
+// Deps are what the function needs.
+type Deps struct {
+	// Client may be least-privileged: see rbac.yaml.
+	Client kubernetes.Interface
+	// Config gives the pre-pull namespace, per-node bound and timeout.
+	Config *config.Store
+	Log    *slog.Logger
+	// Clock defaults to the real clock.
+	Clock clock.PassiveClock
+	// Recheck is how soon a pull in progress is looked at again; default 1s.
+	Recheck time.Duration
+}
+
+// Function is the pre-pull function.
+type Function struct{ d Deps }
+
+// New returns the function.
+func New(d Deps) *Function {
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.Clock == nil {
+		d.Clock = clock.RealClock{}
+	}
+	if d.Recheck <= 0 {
+		d.Recheck = time.Second
+	}
+	return &Function{d: d}
+}
+
+// Name implements runner.Function.
+func (f *Function) Name() string { return Name }
+
+// Types implements runner.Function.
+func (f *Function) Types() []string { return []string{events.UpgradePlanned} }
+
+// Handle puts plan's images on its node, or says why it need not.
+func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudevents.Event, error) {
+	plan, err := events.As[events.Plan](e)
+	if err != nil {
+		return nil, err
+	}
+	cfg := f.d.Config.Load()
+	switch {
+	case !plan.Prepull:
+		return f.prepulled(e, plan, 0, SkipDisabled)
+	case plan.Pod.Node == "":
+		return f.prepulled(e, plan, 0, SkipNoNode)
+	}
+	images := targets(plan)
+	pods, err := f.ours(ctx, cfg, plan.Pod.Node)
+	if err != nil {
+		return nil, err
+	}
+	if p := withImages(pods, imagesKey(images)); p != nil {
+		return f.follow(ctx, e, plan, p, cfg)
+	}
+	node, err := f.d.Client.CoreV1().Nodes().Get(ctx, plan.Pod.Node, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return f.prepulled(e, plan, 0, SkipNodeGone)
+	case err != nil:
+		return nil, fmt.Errorf("pre-pull %s: get node %s: %w", plan.Pod, plan.Pod.Node, err)
+	case onNode(node.Status.Images, images, pullsAlways(plan)):
+		return f.prepulled(e, plan, 0, SkipPresent)
+	}
+	return f.start(ctx, e, plan, images, pods, cfg)
+}
+
+// start creates the pre-pull pod in a free slot of the node.
+func (f *Function) start(ctx context.Context, e cloudevents.Event, plan events.Plan, images []string,
+	pods []corev1.Pod, cfg config.Defaults) ([]cloudevents.Event, error) {
+	name, ok := freeSlot(pods, plan.Pod.Node, cfg.PrepullPerNode)
+	if !ok {
+		if !plan.PlannedAt.IsZero() && f.d.Clock.Since(plan.PlannedAt) > cfg.PrepullTimeout {
+			return f.prepulled(e, plan, 0, SkipBusy)
+		}
+		return nil, settle.NotYet(f.d.Recheck, "node %s has %d pre-pulls under way", plan.Pod.Node, cfg.PrepullPerNode)
+	}
+	pod := podFor(cfg.PrepullNamespace, name, plan.Pod.Node, images)
+	_, err := f.d.Client.CoreV1().Pods(cfg.PrepullNamespace).Create(ctx, pod, metav1.CreateOptions{FieldManager: "inplace-" + Name})
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		return nil, settle.NotYet(f.d.Recheck/4, "slot %s was just taken", name)
+	case err != nil:
+		return nil, fmt.Errorf("pre-pull %s: create pod %s/%s: %w", plan.Pod, cfg.PrepullNamespace, name, err)
+	}
+	f.d.Log.Info("pre-pull started", "pod", plan.Pod.String(), "node", plan.Pod.Node, "prepullPod", name, "images", images)
+	return nil, settle.NotYet(f.d.Recheck, "pre-pull pod %s created", name)
+}
+
+// follow reads the pre-pull pod's status and ends it when it is done.
+func (f *Function) follow(ctx context.Context, e cloudevents.Event, plan events.Plan, p *corev1.Pod,
+	cfg config.Defaults) ([]cloudevents.Event, error) {
+	age := f.d.Clock.Since(p.CreationTimestamp.Time)
+	v, msg := evaluate(p)
+	if v == pending && age <= cfg.PrepullTimeout {
+		return nil, settle.NotYet(f.d.Recheck, "%s", msg)
+	}
+	if err := f.delete(ctx, p); err != nil {
+		return nil, err
+	}
+	switch v {
+	case pulled:
+		return f.prepulled(e, plan, age.Milliseconds(), "")
+	case failed:
+		return f.failed(e, plan, ReasonPrepullFailed, msg)
+	}
+	return f.failed(e, plan, ReasonPrepullTimeout,
+		fmt.Sprintf("no pull within %s: %s", cfg.PrepullTimeout, msg))
+}
+
+func pullsAlways(plan events.Plan) bool {
+	for _, c := range plan.Containers {
+		if c.PullPolicy == string(corev1.PullAlways) {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *Function) prepulled(e cloudevents.Event, plan events.Plan, millis int64, skipped string) ([]cloudevents.Event, error) {
+	out, err := inplace.StepEvent(e, plan, events.ImagePrepulled, events.Source(Name),
+		events.PrepulledData{Plan: plan, Node: plan.Pod.Node, PullMillis: millis, Skipped: skipped})
+	if err != nil {
+		return nil, settle.Permanent(err)
+	}
+	return []cloudevents.Event{out}, nil
+}
+
+func (f *Function) failed(e cloudevents.Event, plan events.Plan, reason, msg string) ([]cloudevents.Event, error) {
+	f.d.Log.Warn("pre-pull failed", "pod", plan.Pod.String(), "node", plan.Pod.Node, "reason", reason, "message", msg)
+	out, err := inplace.StepEvent(e, plan, events.UpgradeFailed, events.Source(Name), events.OutcomeData{
+		Plan: plan, Outcome: events.OutcomeFailed, Reason: reason, Message: msg, FinishedAt: f.d.Clock.Now().UTC()})
+	if err != nil {
+		return nil, settle.Permanent(err)
+	}
+	return []cloudevents.Event{out}, nil
+}

@@ -1,0 +1,91 @@
+package prepull
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/inplace-dev/inplace/events"
+)
+
+// Labels and annotations of pre-pull pods.
+const (
+	LabelManagedBy   = "app.kubernetes.io/managed-by"
+	LabelComponent   = "app.kubernetes.io/component"
+	ManagedBy        = "inplace"
+	Component        = "prepull"
+	LabelImages      = "inplace.dev/prepull-images"
+	AnnotationImages = "inplace.dev/prepull-images"
+)
+
+// Selector selects every pre-pull pod.
+var Selector = LabelManagedBy + "=" + ManagedBy + "," + LabelComponent + "=" + Component
+
+// targets are the plan's distinct target images, sorted.
+func targets(plan events.Plan) []string {
+	var out []string
+	for _, c := range plan.Containers {
+		if !slices.Contains(out, c.ToImage) {
+			out = append(out, c.ToImage)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func hashOf(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// imagesKey names a set of images in a label value.
+func imagesKey(images []string) string { return hashOf(images...)[:20] }
+
+// slotName is the name of pre-pull slot i on node.
+func slotName(node string, i int) string {
+	return fmt.Sprintf("inplace-prepull-%s-%d", hashOf(node)[:12], i)
+}
+
+// podFor is the pre-pull pod of images on node in slot name.
+func podFor(namespace, name, node string, images []string) *corev1.Pod {
+	tiny := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1m"), corev1.ResourceMemory: resource.MustParse("8Mi")}
+	limit := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")}
+	var containers []corev1.Container
+	for i, img := range images {
+		containers = append(containers, corev1.Container{
+			Name:            fmt.Sprintf("pull-%d", i),
+			Image:           img,
+			ImagePullPolicy: corev1.PullIfNotPresent,
+			Command:         []string{"/bin/true"},
+			Resources:       corev1.ResourceRequirements{Requests: tiny, Limits: limit},
+		})
+	}
+	zero := int64(0)
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: namespace,
+			Labels: map[string]string{LabelManagedBy: ManagedBy, LabelComponent: Component,
+				LabelImages: imagesKey(images)},
+			Annotations: map[string]string{AnnotationImages: strings.Join(images, ",")},
+		},
+		Spec: corev1.PodSpec{
+			NodeName:                      node,
+			RestartPolicy:                 corev1.RestartPolicyNever,
+			Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+			Containers:                    containers,
+			AutomountServiceAccountToken:  new(false),
+			EnableServiceLinks:            new(false),
+			TerminationGracePeriodSeconds: &zero,
+		},
+	}
+}

@@ -1,0 +1,10 @@
+package prepull
+
+import _ "embed"
+
+// RBAC is the ServiceAccount, ClusterRole, Role and bindings the function
+// needs (rbac.yaml): get nodes; create, get, list and delete pods in the
+// pre-pull namespace. Nothing else.
+//
+//go:embed rbac.yaml
+var RBAC []byte

@@ -1,0 +1,91 @@
+package prepull
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+
+	"github.com/inplace-dev/inplace/pkg/config"
+)
+
+// ours lists the pre-pull pods on node, after sweeping those a crash left
+// behind.
+func (f *Function) ours(ctx context.Context, cfg config.Defaults, node string) ([]corev1.Pod, error) {
+	l, err := f.d.Client.CoreV1().Pods(cfg.PrepullNamespace).List(ctx, metav1.ListOptions{
+		LabelSelector: Selector,
+		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pre-pull: list pods on %s: %w", node, err)
+	}
+	return f.sweep(ctx, l.Items, cfg), nil
+}
+
+// sweep deletes pods older than 2 × PrepullTimeout (their plan is long
+// gone) and returns pods: a deleted pod holds its slot until it is gone.
+func (f *Function) sweep(ctx context.Context, pods []corev1.Pod, cfg config.Defaults) []corev1.Pod {
+	for i := range pods {
+		p := &pods[i]
+		if p.DeletionTimestamp != nil || f.d.Clock.Since(p.CreationTimestamp.Time) <= 2*cfg.PrepullTimeout {
+			continue
+		}
+		if err := f.delete(ctx, p); err != nil {
+			f.d.Log.Warn("sweep pre-pull pod", "pod", p.Name, "err", err)
+			continue
+		}
+		f.d.Log.Info("swept a stale pre-pull pod", "pod", p.Name, "node", p.Spec.NodeName)
+	}
+	return pods
+}
+
+// Sweep deletes stale pre-pull pods on every node; `inplace run` may call
+// it periodically (each Handle sweeps the node it works on).
+func (f *Function) Sweep(ctx context.Context) error {
+	cfg := f.d.Config.Load()
+	l, err := f.d.Client.CoreV1().Pods(cfg.PrepullNamespace).List(ctx, metav1.ListOptions{LabelSelector: Selector})
+	if err != nil {
+		return fmt.Errorf("pre-pull: sweep: %w", err)
+	}
+	f.sweep(ctx, l.Items, cfg)
+	return nil
+}
+
+// delete removes a pre-pull pod, pinned to its UID; gone already is fine.
+func (f *Function) delete(ctx context.Context, p *corev1.Pod) error {
+	err := f.d.Client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{
+		Preconditions: metav1.NewUIDPreconditions(string(p.UID))})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("pre-pull: delete pod %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	return nil
+}
+
+// withImages finds the pod pre-pulling the images of key.
+func withImages(pods []corev1.Pod, key string) *corev1.Pod {
+	for i := range pods {
+		if pods[i].Labels[LabelImages] == key {
+			return &pods[i]
+		}
+	}
+	return nil
+}
+
+// freeSlot returns the name of a slot on node no pod holds, if any of the
+// first n is free. A pod holds its slot until it is gone, terminating or
+// not, so at most n pre-pull pods ever exist on a node.
+func freeSlot(pods []corev1.Pod, node string, n int) (string, bool) {
+	held := map[string]bool{}
+	for _, p := range pods {
+		held[p.Name] = true
+	}
+	for i := range n {
+		if name := slotName(node, i); !held[name] {
+			return name, true
+		}
+	}
+	return "", false
+}
