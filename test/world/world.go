@@ -97,7 +97,7 @@ func (w *World) startRest(ctx context.Context, opts Options) error {
 	if ko.Logger == nil {
 		ko.Logger = opts.Logger
 	}
-	k, err := kubelet.New(w.Cluster.Client(), ko)
+	k, err := kubelet.New(w.kubeletClient(), ko)
 	if err != nil {
 		return err
 	}
@@ -107,6 +107,16 @@ func (w *World) startRest(ctx context.Context, opts Options) error {
 	w.Kubelet = k
 	w.timings.Nodes = time.Since(t)
 	return nil
+}
+
+// kubeletClient is the simulated nodes' own client: real kubelets each
+// have one (50 QPS by default), so the pool gets a budget its size.
+func (w *World) kubeletClient() kubernetes.Interface {
+	rc := w.Cluster.RestConfig()
+	rc.QPS, rc.Burst = 1000, 2000
+	rc.ContentType = "application/vnd.kubernetes.protobuf"
+	rc.UserAgent = "inplace-simulated-kubelet"
+	return kubernetes.NewForConfigOrDie(rc)
 }
 
 // Stop tears the world down: nodes, registry, then the control plane if
