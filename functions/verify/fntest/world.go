@@ -139,3 +139,14 @@ func Plan(t testing.TB, pod *corev1.Pod, upgradeID string, target Image) events.
 
 // ContainerStatus is the status of container "app".
 func ContainerStatus(p *corev1.Pod) *corev1.ContainerStatus { return world.ContainerStatus(p, "app") }
+
+// SetImage changes a container's image as someone else would.
+func SetImage(t testing.TB, w *world.World, pod *corev1.Pod, container, image string) {
+	t.Helper()
+	patch := `{"spec":{"containers":[{"name":"` + container + `","image":"` + image + `"}]}}`
+	_, err := w.Client().CoreV1().Pods(pod.Namespace).Patch(t.Context(), pod.Name, types.StrategicMergePatchType,
+		[]byte(patch), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatalf("set image of %s/%s to %s: %v", pod.Name, container, image, err)
+	}
+}

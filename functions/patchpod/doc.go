@@ -1,0 +1,18 @@
+// Package patchpod is the patch-pod function: image.prepulled in,
+// pod.patched out (or upgrade.failed when the pod is gone, replaced or
+// changed by someone else, or upgrade.succeeded when it already runs the
+// planned images).
+//
+// For a pod declaring the inplace.dev/ready readiness gate it first sets
+// that condition False (status subresource, reason StartInPlaceUpdate) and
+// waits the plan's grace period from the condition's lastTransitionTime,
+// answering "not yet" instead of sleeping, so endpoints drain. Then it sends
+// ONE JSON patch (inplace.Patch) that changes the planned images and writes
+// the inplace.dev/state annotation, guarded by tests of the UID,
+// resourceVersion and current images; a failed test (the pod changed since
+// it was read) makes it read the pod again and rebuild the patch.
+//
+// It is idempotent: a plan whose upgrade the pod already records is
+// answered with the same pod.patched (same id) and no write. It never
+// forces: a pod that is not the planned one any more is reported.
+package patchpod

@@ -1,0 +1,160 @@
+package patchpod
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/settle"
+)
+
+// Name is the function's name.
+const Name = "patch-pod"
+
+// FieldManager names this function's writes.
+const FieldManager = "inplace-patch-pod"
+
+// Event reasons recorded on the pod.
+const (
+	EventUpgrade = "InPlaceUpgrade"
+	// ReasonAlreadyUpToDate: the pod already ran the planned images.
+	ReasonAlreadyUpToDate = "AlreadyUpToDate"
+	// ReasonPatchRejected: the API server refused the patch as invalid.
+	ReasonPatchRejected = "PatchRejected"
+)
+
+// attempts bounds re-reads after a failed precondition within one delivery.
+const attempts = 5
+
+// Deps are what the function needs.
+type Deps struct {
+	// Client may be least-privileged: see rbac.yaml.
+	Client kubernetes.Interface
+	// Recorder records Kubernetes Events on the pod; nil records none.
+	Recorder record.EventRecorder
+	Log      *slog.Logger
+	Clock    clock.PassiveClock
+	// Busy is how soon a pod with another upgrade under way is tried
+	// again; default 2s.
+	Busy time.Duration
+}
+
+// Function is the patch-pod function.
+type Function struct{ d Deps }
+
+// New returns the function.
+func New(d Deps) *Function {
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.Clock == nil {
+		d.Clock = clock.RealClock{}
+	}
+	if d.Recorder == nil {
+		d.Recorder = &record.FakeRecorder{}
+	}
+	if d.Busy <= 0 {
+		d.Busy = 2 * time.Second
+	}
+	return &Function{d: d}
+}
+
+// Name implements runner.Function.
+func (f *Function) Name() string { return Name }
+
+// Types implements runner.Function.
+func (f *Function) Types() []string { return []string{events.ImagePrepulled} }
+
+// Handle drains the pod if it has the gate, then patches its images.
+func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudevents.Event, error) {
+	d, err := events.As[events.PrepulledData](e)
+	if err != nil {
+		return nil, err
+	}
+	s := step{f: f, in: e, plan: d.Plan}
+	for range attempts {
+		outs, err := s.attempt(ctx)
+		if !errors.Is(err, errAgain) {
+			return outs, err
+		}
+	}
+	return nil, fmt.Errorf("patch pod %s: it kept changing while being patched", d.Plan.Pod)
+}
+
+// errAgain: the pod changed under the attempt; read it again.
+var errAgain = errors.New("pod changed; read it again")
+
+// step is one delivery's work on one plan.
+type step struct {
+	f    *Function
+	in   cloudevents.Event
+	plan events.Plan
+}
+
+// attempt reads the pod and takes the next step: report, drain, or patch.
+func (s *step) attempt(ctx context.Context) ([]cloudevents.Event, error) {
+	pod, err := s.f.d.Client.CoreV1().Pods(s.plan.Pod.Namespace).Get(ctx, s.plan.Pod.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return s.failed(inplace.ReasonPodDeleted, "the pod is gone")
+	case err != nil:
+		return nil, fmt.Errorf("patch pod %s: get: %w", s.plan.Pod, err)
+	case string(pod.UID) != s.plan.Pod.UID:
+		return s.failed(inplace.ReasonPodReplaced, fmt.Sprintf("the pod has uid %s, not the planned %s: it was replaced", pod.UID, s.plan.Pod.UID))
+	case pod.DeletionTimestamp != nil:
+		return s.failed(inplace.ReasonPodDeleted, "the pod is being deleted")
+	}
+	st, err := inplace.ParseState(pod)
+	if err == nil && st != nil && st.UpgradeID == s.plan.UpgradeID {
+		return s.patched(pod.ResourceVersion, st.PatchedAt) // a redelivery: report it again, write nothing
+	}
+	now := s.f.d.Clock.Now()
+	patch, err := inplace.Patch(pod, s.plan, now)
+	switch {
+	case errors.Is(err, inplace.ErrBusy):
+		return nil, settle.NotYet(s.f.d.Busy, "%v", err)
+	case errors.Is(err, inplace.ErrAlreadyApplied):
+		return s.upToDate(ctx, pod)
+	case err != nil:
+		return s.refused(ctx, pod, inplace.ReasonChangedByOthers, err.Error())
+	}
+	if inplace.HasGate(pod) {
+		if err := s.drain(ctx, pod, now); err != nil {
+			return nil, err
+		}
+	}
+	return s.send(ctx, pod, patch, now)
+}
+
+// send writes the patch and reports it.
+func (s *step) send(ctx context.Context, pod *corev1.Pod, patch []byte, now time.Time) ([]cloudevents.Event, error) {
+	out, err := s.f.d.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.JSONPatchType, patch,
+		metav1.PatchOptions{FieldManager: FieldManager})
+	switch {
+	case inplace.PreconditionFailed(err), apierrors.IsNotFound(err), apierrors.IsConflict(err):
+		return nil, errAgain
+	case apierrors.IsInvalid(err):
+		return s.refused(ctx, pod, ReasonPatchRejected, err.Error())
+	case err != nil:
+		return nil, fmt.Errorf("patch pod %s: %w", s.plan.Pod, err)
+	}
+	for _, c := range s.plan.Containers {
+		s.f.d.Recorder.Eventf(out, corev1.EventTypeNormal, EventUpgrade, "Upgrading container %s to %s (upgrade %s)",
+			c.Name, c.ToImage, s.plan.UpgradeID)
+	}
+	s.f.d.Log.Info("pod patched", "pod", s.plan.Pod.String(), "upgrade", s.plan.UpgradeID, "resourceVersion", out.ResourceVersion)
+	return s.patched(out.ResourceVersion, now)
+}
