@@ -150,3 +150,13 @@ func SetImage(t testing.TB, w *world.World, pod *corev1.Pod, container, image st
 		t.Fatalf("set image of %s/%s to %s: %v", pod.Name, container, image, err)
 	}
 }
+
+// Create creates pod and returns it as created (no wait).
+func Create(t testing.TB, w *world.World, pod *corev1.Pod) *corev1.Pod {
+	t.Helper()
+	p, err := w.Client().CoreV1().Pods(pod.Namespace).Create(t.Context(), pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create pod %s: %v", pod.Name, err)
+	}
+	return p
+}

@@ -1,0 +1,134 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/settle"
+)
+
+// act carries out a decision.
+func (s *step) act(ctx context.Context, plan events.Plan, st *inplace.State, pod *corev1.Pod,
+	r inplace.Result, d decision) ([]cloudevents.Event, error) {
+	switch d.act {
+	case succeed:
+		return s.finish(ctx, plan, st, pod, inplace.PhaseSucceeded, d)
+	case rolledBack:
+		return s.finish(ctx, plan, st, pod, inplace.PhaseRolledBack, d)
+	case fail:
+		return s.finish(ctx, plan, st, pod, inplace.PhaseFailed, d)
+	case report:
+		return s.outcome(plan, st, pod, events.UpgradeFailed, events.OutcomeFailed, d.reason, d.message)
+	case rollback:
+		return s.rollback(ctx, plan, st, pod, r, d)
+	}
+	return s.later(r)
+}
+
+// rollback patches the previous images back and waits for them.
+func (s *step) rollback(ctx context.Context, plan events.Plan, st *inplace.State, pod *corev1.Pod,
+	r inplace.Result, d decision) ([]cloudevents.Event, error) {
+	patch, err := inplace.RollbackPatchMessage(pod, st, d.reason, d.message, s.f.d.Clock.Now())
+	switch {
+	case errors.Is(err, inplace.ErrAlreadyApplied):
+		return nil, errAgain
+	case err != nil:
+		d = decision{fail, inplace.ReasonChangedByOthers, fmt.Sprintf("%s: %s; cannot roll back: %v", d.reason, d.message, err)}
+		return s.finish(ctx, plan, st, pod, inplace.PhaseFailed, d)
+	}
+	if err := s.write(ctx, pod, patch); err != nil {
+		return nil, err
+	}
+	for _, c := range st.Containers {
+		s.f.d.Recorder.Eventf(pod, corev1.EventTypeWarning, EventRollback, "Rolling back container %s to %s: %s: %s",
+			c.Name, c.PreviousImage, d.reason, d.message)
+	}
+	s.f.d.Log.Warn("rolling back", "pod", plan.Pod.String(), "upgrade", plan.UpgradeID, "reason", d.reason, "message", d.message)
+	return s.later(r)
+}
+
+// finish opens the gate, closes the state with phase and reports.
+func (s *step) finish(ctx context.Context, plan events.Plan, st *inplace.State, pod *corev1.Pod,
+	phase inplace.Phase, d decision) ([]cloudevents.Event, error) {
+	if gateToOpen(pod) {
+		if err := s.openGate(ctx, pod, phase); err != nil {
+			return nil, err
+		}
+	}
+	patch, err := inplace.FinishPatch(pod, *st, phase, d.reason, s.f.d.Clock.Now())
+	if err != nil && !errors.Is(err, inplace.ErrAlreadyApplied) {
+		return nil, err
+	}
+	if err == nil {
+		if err := s.write(ctx, pod, patch); err != nil {
+			return nil, err
+		}
+	}
+	next := *st
+	next.Phase, next.Reason, next.Message = phase, d.reason, d.message
+	switch phase {
+	case inplace.PhaseSucceeded:
+		s.f.d.Recorder.Eventf(pod, corev1.EventTypeNormal, EventUpgrade, "Upgraded in place to %s", plan.Target)
+		return s.outcome(plan, &next, pod, events.UpgradeSucceeded, events.OutcomeSucceeded, d.reason, d.message)
+	case inplace.PhaseRolledBack:
+		s.f.d.Recorder.Eventf(pod, corev1.EventTypeNormal, EventRollback, "Rolled back to the previous images after %s", d.reason)
+		return s.outcome(plan, &next, pod, events.UpgradeRolledBack, events.OutcomeRolledBack, d.reason, d.message)
+	}
+	s.f.d.Recorder.Eventf(pod, corev1.EventTypeWarning, EventUpgrade, "In-place upgrade failed: %s: %s", d.reason, d.message)
+	return s.outcome(plan, &next, pod, events.UpgradeFailed, events.OutcomeFailed, d.reason, d.message)
+}
+
+// write sends a JSON patch of this package's making; a failed test means
+// the pod changed: read it again.
+func (s *step) write(ctx context.Context, pod *corev1.Pod, patch []byte) error {
+	_, err := s.f.d.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.JSONPatchType, patch,
+		metav1.PatchOptions{FieldManager: FieldManager})
+	switch {
+	case inplace.PreconditionFailed(err), apierrors.IsNotFound(err), apierrors.IsConflict(err):
+		return errAgain
+	case err != nil:
+		return fmt.Errorf("verify %s: patch: %w", s.ref, err)
+	}
+	return nil
+}
+
+// openGate sets the inplace.dev/ready condition True, pinned to the UID.
+func (s *step) openGate(ctx context.Context, pod *corev1.Pod, phase inplace.Phase) error {
+	patch := inplace.GatePatch(pod.UID, corev1.ConditionTrue, inplace.GateReasonDone,
+		"in-place upgrade "+string(phase), s.f.d.Clock.Now())
+	_, err := s.f.d.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch,
+		metav1.PatchOptions{FieldManager: FieldManager}, "status")
+	if err != nil {
+		return fmt.Errorf("verify %s: set gate True: %w", s.ref, err)
+	}
+	return nil
+}
+
+// outcome reports how the upgrade ended; st and pod may be nil.
+func (s *step) outcome(plan events.Plan, st *inplace.State, pod *corev1.Pod, typ, outcome, reason, msg string) ([]cloudevents.Event, error) {
+	data := events.OutcomeData{Plan: plan, Outcome: outcome, Reason: reason, Message: msg,
+		FinishedAt: s.f.d.Clock.Now().UTC()}
+	if st != nil {
+		data.PatchedAt = st.PatchedAt
+		if !st.FinishedAt.IsZero() && !st.Phase.Active() {
+			data.FinishedAt = st.FinishedAt
+		}
+	}
+	if pod != nil && st != nil && st.UpgradeID == plan.UpgradeID {
+		data.Containers = inplace.Progress(pod, st, plan).Containers
+	}
+	out, err := inplace.StepEvent(s.in, plan, typ, events.Source(Name), data)
+	if err != nil {
+		return nil, settle.Permanent(err)
+	}
+	return []cloudevents.Event{out}, nil
+}

@@ -1,0 +1,146 @@
+package verify
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/inplace-dev/inplace/pkg/inplace"
+)
+
+// action is what verify does next.
+type action int
+
+const (
+	// wait: nothing decided yet.
+	wait action = iota
+	// succeed: set the gate, finish Succeeded, report upgrade.succeeded.
+	succeed
+	// rollback: patch the previous images back.
+	rollback
+	// rolledBack: set the gate, finish RolledBack, report upgrade.rolledback.
+	rolledBack
+	// fail: set the gate, finish Failed, report upgrade.failed.
+	fail
+	// report: report upgrade.failed without writing (the pod is not ours
+	// to write any more: gone, replaced, superseded).
+	report
+)
+
+// Reasons verify adds to the kubelet's and inplace's.
+const (
+	ReasonDeadline        = "Deadline"
+	ReasonRollbackFailed  = "RollbackFailed"
+	ReasonRollbackTimeout = "RollbackTimeout"
+)
+
+// decision is an action with the reason and message to record.
+type decision struct {
+	act             action
+	reason, message string
+}
+
+// limits are the time bounds of one upgrade.
+type limits struct {
+	// verify bounds the upgrade from patchedAt, and the rollback from rollbackAt.
+	verify time.Duration
+	// pullErrors is how long a plain ErrImagePull is given to clear (or
+	// turn into ImagePullBackOff) before it counts as a failure.
+	pullErrors time.Duration
+	// minReady is how long every container must have been running before
+	// success is called (a container that crashes right after it became
+	// ready would otherwise pass).
+	minReady time.Duration
+}
+
+// noRollback are failures where there is nothing of ours to roll back.
+var noRollback = map[string]bool{
+	inplace.ReasonPodDeleted: true, inplace.ReasonPodReplaced: true, inplace.ReasonSuperseded: true,
+}
+
+// transient are pull errors the kubelet may still get past by itself.
+var transient = map[string]bool{"ErrImagePull": true, "RegistryUnavailable": true}
+
+// decide picks the next step from the state and the completion check.
+func decide(pod *corev1.Pod, st *inplace.State, r inplace.Result, now time.Time, l limits) decision {
+	if st.Phase == inplace.PhaseRollingBack {
+		return decideRollback(pod, st, r, now, l)
+	}
+	switch r.Verdict {
+	case inplace.Succeeded:
+		if !stable(pod, st, now, l.minReady) {
+			return decision{act: wait}
+		}
+		return decision{act: succeed, reason: inplace.ReasonUpdated, message: r.Message}
+	case inplace.Failed:
+		switch {
+		case noRollback[r.Reason]:
+			return decision{report, r.Reason, r.Message}
+		case r.Reason == inplace.ReasonChangedByOthers:
+			return decision{fail, r.Reason, r.Message}
+		case transient[r.Reason] && now.Before(st.PatchedAt.Add(min(l.pullErrors, l.verify))):
+			return decision{act: wait}
+		}
+		return decision{rollback, r.Reason, r.Message}
+	}
+	if !now.Before(st.PatchedAt.Add(l.verify)) {
+		return decision{rollback, ReasonDeadline, fmt.Sprintf("not done within %s: %s", l.verify, r.Message)}
+	}
+	return decision{act: wait}
+}
+
+// decideRollback is decide while the previous images are going back.
+func decideRollback(pod *corev1.Pod, st *inplace.State, r inplace.Result, now time.Time, l limits) decision {
+	cause := st.Reason
+	if st.Message != "" {
+		cause += ": " + st.Message
+	}
+	switch r.Verdict {
+	case inplace.Succeeded:
+		if !stable(pod, st, now, l.minReady) {
+			return decision{act: wait}
+		}
+		return decision{rolledBack, st.Reason, st.Message}
+	case inplace.Failed:
+		switch {
+		case noRollback[r.Reason]:
+			return decision{report, r.Reason, fmt.Sprintf("%s; then, rolling back: %s", cause, r.Message)}
+		case r.Reason == inplace.ReasonChangedByOthers:
+			return decision{fail, r.Reason, fmt.Sprintf("%s; then, rolling back: %s", cause, r.Message)}
+		case transient[r.Reason] && now.Before(st.RollbackAt.Add(min(l.pullErrors, l.verify))):
+			return decision{act: wait}
+		}
+		return decision{fail, ReasonRollbackFailed, fmt.Sprintf("%s; the rollback failed too: %s", cause, r.Message)}
+	}
+	if !now.Before(st.RollbackAt.Add(l.verify)) {
+		return decision{fail, ReasonRollbackTimeout, fmt.Sprintf("%s; the rollback was not done within %s: %s", cause, l.verify, r.Message)}
+	}
+	return decision{act: wait}
+}
+
+// stable: every container of the state has been running for minReady.
+// startedAt has second precision, so a second is added.
+func stable(pod *corev1.Pod, st *inplace.State, now time.Time, minReady time.Duration) bool {
+	if minReady <= 0 {
+		return true
+	}
+	for _, c := range st.Containers {
+		cs := status(pod, c.Name)
+		if cs == nil || cs.State.Running == nil || now.Before(cs.State.Running.StartedAt.Add(minReady+time.Second)) {
+			return false
+		}
+	}
+	return true
+}
+
+func status(pod *corev1.Pod, name string) *corev1.ContainerStatus {
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,26 @@
+// Package verify is the verify function: pod.patched, pod.updated and
+// container.restarted in; upgrade.succeeded, upgrade.rolledback or
+// upgrade.failed out.
+//
+// It decides from the pod alone (a fresh GET; the inplace.dev/state
+// annotation holds the plan and what each container ran before): while the
+// state phase is Patched, inplace.Progress says whether the kubelet has
+// restarted every planned container onto its target and it is ready;
+// while RollingBack, inplace.RollbackProgress says whether the previous
+// images run again. On success it sets the inplace.dev/ready condition True
+// (pods that declare the gate), closes the state (FinishPatch) and reports.
+// On a failure the kubelet will not recover from by itself
+// (ImagePullBackOff, CrashLoopBackOff, InvalidImageName, ...) or at the
+// deadline (patchedAt + verifySeconds) it patches the previous images back
+// (RollbackPatch), waits for them to run and be ready, and reports the
+// rollback with the kubelet's message; when even that fails, or the pod is
+// gone, replaced or changed by someone else, it reports the failure.
+//
+// pod.patched is the timer: while nothing is decided it answers "not yet"
+// and is delivered again. pod.updated and container.restarted only make
+// decisions sooner; for pods without an upgrade in flight they do nothing.
+// Every write is guarded by a test of the state annotation as read, so
+// concurrent deliveries cannot both act; outcome ids depend only on the
+// upgrade, the pod and the outcome (inplace.StepID), so every path to the
+// same end emits one event.
+package verify

@@ -1,0 +1,127 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/settle"
+)
+
+// errAgain: the pod changed under the attempt; read it again.
+var errAgain = errors.New("pod changed; read it again")
+
+// step is one delivery's work on one pod.
+type step struct {
+	f  *Function
+	in cloudevents.Event
+	// ref names the pod (UID included).
+	ref events.PodRef
+	// plan is the input's plan (pod.patched); otherwise it is rebuilt from
+	// the pod's state.
+	plan *events.Plan
+	// last is the pod as the input saw it (pod.updated), for when it is gone.
+	last *corev1.Pod
+	// timer: the input is delivered again until the upgrade ends.
+	timer bool
+}
+
+// attempt reads the pod and takes the next step of its upgrade.
+func (s *step) attempt(ctx context.Context) ([]cloudevents.Event, error) {
+	pod, err := s.f.d.Client.CoreV1().Pods(s.ref.Namespace).Get(ctx, s.ref.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		pod = nil
+	case err != nil:
+		return nil, fmt.Errorf("verify %s: get: %w", s.ref, err)
+	case string(pod.UID) != s.ref.UID:
+		pod = nil // a replacement of the same name is not the pod we verify
+	}
+	if pod == nil {
+		return s.gone()
+	}
+	st, err := inplace.ParseState(pod)
+	if err != nil {
+		return s.gone()
+	}
+	plan, ok := s.planFor(pod, st)
+	if !ok {
+		return nil, nil
+	}
+	switch {
+	case st == nil:
+		return s.outcome(plan, nil, pod, events.UpgradeFailed, events.OutcomeFailed,
+			inplace.ReasonChangedByOthers, "the pod's "+inplace.StateAnnotation+" annotation is gone")
+	case st.UpgradeID != plan.UpgradeID || !st.Phase.Active():
+		return s.ended(plan, st, pod)
+	}
+	r := inplace.Progress(pod, st, plan)
+	if st.Phase == inplace.PhaseRollingBack {
+		r = inplace.RollbackProgress(pod, st)
+	}
+	d := decide(pod, st, r, s.f.d.Clock.Now(), s.f.limits(plan))
+	return s.act(ctx, plan, st, pod, r, d)
+}
+
+// planFor is the plan of this delivery: the input's, or the state's.
+func (s *step) planFor(pod *corev1.Pod, st *inplace.State) (events.Plan, bool) {
+	if s.plan != nil {
+		return *s.plan, true
+	}
+	if st == nil || !st.Phase.Active() {
+		return events.Plan{}, false
+	}
+	return inplace.PlanFromState(pod, st), true
+}
+
+// gone: the pod is deleted or replaced. A timer reports it; pod.updated
+// reports it from the pod it saw last when that had an upgrade in flight.
+func (s *step) gone() ([]cloudevents.Event, error) {
+	plan := s.plan
+	if plan == nil && s.last != nil {
+		if st, _ := inplace.ParseState(s.last); st != nil && st.Phase.Active() {
+			p := inplace.PlanFromState(s.last, st)
+			plan = &p
+		}
+	}
+	if plan == nil {
+		return nil, nil
+	}
+	return s.outcome(*plan, nil, nil, events.UpgradeFailed, events.OutcomeFailed,
+		inplace.ReasonPodDeleted, fmt.Sprintf("pod %s (uid %s) is gone", plan.Pod, plan.Pod.UID))
+}
+
+// ended handles a state that is not this plan's or no longer active: a
+// timer reports how the upgrade ended (the same event, by id, as when it
+// ended); other inputs do nothing.
+func (s *step) ended(plan events.Plan, st *inplace.State, pod *corev1.Pod) ([]cloudevents.Event, error) {
+	if !s.timer {
+		return nil, nil
+	}
+	if st.UpgradeID != plan.UpgradeID {
+		return s.outcome(plan, st, pod, events.UpgradeFailed, events.OutcomeFailed, inplace.ReasonSuperseded,
+			"the pod's state belongs to upgrade "+st.UpgradeID)
+	}
+	switch st.Phase {
+	case inplace.PhaseSucceeded:
+		return s.outcome(plan, st, pod, events.UpgradeSucceeded, events.OutcomeSucceeded, st.Reason, st.Message)
+	case inplace.PhaseRolledBack:
+		return s.outcome(plan, st, pod, events.UpgradeRolledBack, events.OutcomeRolledBack, st.Reason, st.Message)
+	}
+	return s.outcome(plan, st, pod, events.UpgradeFailed, events.OutcomeFailed, st.Reason, st.Message)
+}
+
+// later is the answer while nothing is decided: the timer comes back.
+func (s *step) later(r inplace.Result) ([]cloudevents.Event, error) {
+	if !s.timer {
+		return nil, nil
+	}
+	return nil, settle.NotYet(s.f.d.Recheck, "%s: %s", r.Reason, r.Message)
+}

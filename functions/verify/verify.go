@@ -1,0 +1,156 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/inplace"
+)
+
+// Name is the function's name.
+const Name = "verify"
+
+// FieldManager names this function's writes.
+const FieldManager = "inplace-verify"
+
+// Event reasons recorded on the pod.
+const (
+	EventUpgrade  = "InPlaceUpgrade"
+	EventRollback = "InPlaceRollback"
+)
+
+// attempts bounds re-reads after a failed precondition within one delivery.
+const attempts = 5
+
+// Deps are what the function needs.
+type Deps struct {
+	// Client may be least-privileged: see rbac.yaml.
+	Client kubernetes.Interface
+	// Recorder records Kubernetes Events on the pod; nil records none.
+	Recorder record.EventRecorder
+	// Config gives the default verify-seconds for plans without one; nil
+	// means the standard defaults.
+	Config *config.Store
+	Log    *slog.Logger
+	Clock  clock.PassiveClock
+	// Recheck is how soon pod.patched is delivered again while the
+	// kubelet works; default 1s.
+	Recheck time.Duration
+	// PullErrors is how long a plain ErrImagePull may last before it
+	// counts as a failure (ImagePullBackOff counts at once); default 30s.
+	PullErrors time.Duration
+	// MinReady is how long every container must have been running before
+	// success (or a finished rollback) is called; default 0.
+	MinReady time.Duration
+}
+
+// Function is the verify function.
+type Function struct{ d Deps }
+
+// New returns the function.
+func New(d Deps) *Function {
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.Clock == nil {
+		d.Clock = clock.RealClock{}
+	}
+	if d.Recorder == nil {
+		d.Recorder = &record.FakeRecorder{}
+	}
+	if d.Recheck <= 0 {
+		d.Recheck = time.Second
+	}
+	if d.PullErrors <= 0 {
+		d.PullErrors = 30 * time.Second
+	}
+	return &Function{d: d}
+}
+
+// Name implements runner.Function.
+func (f *Function) Name() string { return Name }
+
+// Types implements runner.Function.
+func (f *Function) Types() []string {
+	return []string{events.PodPatched, events.PodUpdated, events.ContainerRestarted}
+}
+
+// Handle checks the pod named by e and takes the next step of its upgrade.
+func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudevents.Event, error) {
+	s, err := f.stepFor(e)
+	if err != nil || s == nil {
+		return nil, err
+	}
+	for range attempts {
+		outs, err := s.attempt(ctx)
+		if !errors.Is(err, errAgain) {
+			return outs, err
+		}
+	}
+	return nil, fmt.Errorf("verify %s: the pod kept changing while being checked", s.ref)
+}
+
+// stepFor reads the input; nil when there is nothing to do.
+func (f *Function) stepFor(e cloudevents.Event) (*step, error) {
+	s := &step{f: f, in: e}
+	switch e.Type() {
+	case events.PodPatched:
+		d, err := events.As[events.PatchedData](e)
+		if err != nil {
+			return nil, err
+		}
+		s.plan, s.ref, s.timer = &d.Plan, d.Plan.Pod, true
+	case events.PodUpdated:
+		d, err := events.As[events.PodUpdatedData](e)
+		if err != nil {
+			return nil, err
+		}
+		if st, _ := inplace.ParseState(&d.Pod); st == nil || !st.Phase.Active() {
+			return nil, nil
+		}
+		s.last = &d.Pod
+		s.ref = events.PodRef{Namespace: d.Pod.Namespace, Name: d.Pod.Name, UID: string(d.Pod.UID)}
+	case events.ContainerRestarted:
+		d, err := events.As[events.ContainerRestartedData](e)
+		if err != nil {
+			return nil, err
+		}
+		s.ref = d.Pod
+	default:
+		return nil, nil
+	}
+	return s, nil
+}
+
+// limits are the plan's time bounds.
+func (f *Function) limits(plan events.Plan) limits {
+	secs := plan.VerifySeconds
+	if secs <= 0 {
+		d := config.StandardDefaults()
+		if f.d.Config != nil {
+			d = f.d.Config.Load()
+		}
+		secs = d.Policy.VerifySeconds
+	}
+	return limits{verify: time.Duration(secs) * time.Second, pullErrors: f.d.PullErrors, minReady: f.d.MinReady}
+}
+
+// hasGate reports whether the pod declares the gate and it is not True.
+func gateToOpen(pod *corev1.Pod) bool {
+	if !inplace.HasGate(pod) {
+		return false
+	}
+	s, _ := inplace.GateStatus(pod)
+	return s != corev1.ConditionTrue
+}

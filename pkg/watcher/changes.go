@@ -1,0 +1,117 @@
+package watcher
+
+import (
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/inplace"
+)
+
+// Source is the CloudEvents source of the watcher's events.
+var Source = events.Source("pod-watcher")
+
+// Changes are the events one observed change of a pod (old is nil for a
+// pod seen for the first time) stands for: pod.updated for a pod with an
+// upgrade in flight, and container.restarted for each of its containers
+// that restarted since old. Nothing for other pods.
+func Changes(old, cur *corev1.Pod) ([]cloudevents.Event, error) {
+	st, _ := inplace.ParseState(cur)
+	if st == nil || !st.Phase.Active() {
+		return nil, nil
+	}
+	var outs []cloudevents.Event
+	e, err := podUpdated(cur, st, "")
+	if err != nil {
+		return nil, err
+	}
+	outs = append(outs, e)
+	if old == nil {
+		return outs, nil
+	}
+	for _, list := range [][]corev1.ContainerStatus{cur.Status.InitContainerStatuses, cur.Status.ContainerStatuses} {
+		for i := range list {
+			e, ok, err := restarted(old, cur, st, &list[i])
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				outs = append(outs, e)
+			}
+		}
+	}
+	return outs, nil
+}
+
+// Deleted is the pod.updated for a pod with an upgrade in flight that was
+// deleted: verify then reports it gone. Its id differs from the last
+// update's, which may be the same pod state.
+func Deleted(last *corev1.Pod) (cloudevents.Event, bool, error) {
+	st, _ := inplace.ParseState(last)
+	if st == nil || !st.Phase.Active() {
+		return cloudevents.Event{}, false, nil
+	}
+	e, err := podUpdated(last, st, "deleted")
+	return e, err == nil, err
+}
+
+func podUpdated(pod *corev1.Pod, st *inplace.State, key string) (cloudevents.Event, error) {
+	p := pod.DeepCopy()
+	p.ManagedFields = nil
+	id := events.DeriveID(events.PodStateKey(pod), events.PodUpdated, key)
+	e, err := events.New(id, events.PodUpdated, Source, pod.Namespace+"/"+pod.Name, events.PodUpdatedData{Pod: *p})
+	if err != nil {
+		return e, err
+	}
+	e.SetExtension(events.ExtUpgradeID, st.UpgradeID)
+	return e, nil
+}
+
+// restarted is the container.restarted of cs when it moved since old.
+func restarted(old, cur *corev1.Pod, st *inplace.State, cs *corev1.ContainerStatus) (cloudevents.Event, bool, error) {
+	prev := containerStatus(old, cs.Name)
+	if prev == nil || old.UID != cur.UID {
+		return cloudevents.Event{}, false, nil
+	}
+	moved := cs.RestartCount > prev.RestartCount || (cs.ContainerID != "" && cs.ContainerID != prev.ContainerID)
+	if !moved {
+		return cloudevents.Event{}, false, nil
+	}
+	data := events.ContainerRestartedData{
+		Pod:            events.PodRef{Namespace: cur.Namespace, Name: cur.Name, UID: string(cur.UID), Node: cur.Spec.NodeName},
+		Container:      cs.Name,
+		OldContainerID: prev.ContainerID, NewContainerID: cs.ContainerID,
+		RestartCount: cs.RestartCount, Image: cs.Image, ImageID: cs.ImageID,
+	}
+	id := events.DeriveID(events.PodStateKey(cur), events.ContainerRestarted, cs.Name)
+	e, err := events.New(id, events.ContainerRestarted, Source, cur.Namespace+"/"+cur.Name, data)
+	if err != nil {
+		return e, false, err
+	}
+	e.SetExtension(events.ExtUpgradeID, st.UpgradeID)
+	return e, true, nil
+}
+
+func containerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
+		}
+	}
+	return nil
+}
+
+// NeedsGate reports a pod that declares the gate, has no condition for it
+// and no upgrade in flight: the watcher sets the condition True.
+func NeedsGate(pod *corev1.Pod) bool {
+	if pod.DeletionTimestamp != nil || !inplace.HasGate(pod) {
+		return false
+	}
+	if _, ok := inplace.GateStatus(pod); ok {
+		return false
+	}
+	st, err := inplace.ParseState(pod)
+	return err == nil && (st == nil || !st.Phase.Active())
+}

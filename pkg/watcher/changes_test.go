@@ -1,0 +1,129 @@
+package watcher
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/inplace"
+)
+
+const active = `{"upgradeID":"up-1","phase":"Patched","containers":[{"name":"app","previousImage":"a:1","targetImage":"a:2","previousRestartCount":0}]}`
+
+func pod(rv, state string, restarts int32, containerID string) *corev1.Pod {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "uid-1", ResourceVersion: rv},
+		Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{
+			{Name: "app", RestartCount: restarts, ContainerID: containerID, Image: "a:2", ImageID: "a@sha256:2"},
+			{Name: "side", ContainerID: "containerd://side"},
+		}},
+	}
+	if state != "" {
+		p.Annotations = map[string]string{inplace.StateAnnotation: state}
+	}
+	return p
+}
+
+func TestChanges(t *testing.T) {
+	updatedID := func(p *corev1.Pod) string { return events.DeriveID(events.PodStateKey(p), events.PodUpdated, "") }
+	restartedID := func(p *corev1.Pod) string {
+		return events.DeriveID(events.PodStateKey(p), events.ContainerRestarted, "app")
+	}
+	moved := pod("11", active, 1, "containerd://b")
+	tests := []struct {
+		name     string
+		old, cur *corev1.Pod
+		want     []string // ids
+	}{
+		{"no state", nil, pod("10", "", 0, "containerd://a"), nil},
+		{"finished upgrade", pod("10", "", 0, "containerd://a"),
+			pod("11", `{"upgradeID":"up-1","phase":"Succeeded","containers":[]}`, 1, "containerd://b"), nil},
+		{"first sight", nil, pod("10", active, 0, "containerd://a"), []string{updatedID(pod("10", active, 0, ""))}},
+		{"status change", pod("10", active, 0, "containerd://a"), pod("11", active, 0, "containerd://a"),
+			[]string{updatedID(pod("11", active, 0, ""))}},
+		{"container restarted", pod("10", active, 0, "containerd://a"), moved, []string{updatedID(moved), restartedID(moved)}},
+		{"new container id only", pod("10", active, 1, "containerd://a"), moved, []string{updatedID(moved), restartedID(moved)}},
+		{"resync: same state, same id", moved, moved, []string{updatedID(moved)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			outs, err := Changes(tt.old, tt.cur)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range outs {
+				got = append(got, e.ID())
+				if events.UpgradeID(e) != "up-1" || e.Source() != Source {
+					t.Errorf("%s: upgradeid %q source %q", e.Type(), events.UpgradeID(e), e.Source())
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ids (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRestartedData(t *testing.T) {
+	outs, err := Changes(pod("10", active, 0, "containerd://a"), pod("11", active, 1, "containerd://b"))
+	if err != nil || len(outs) != 2 {
+		t.Fatalf("Changes = %d events, %v", len(outs), err)
+	}
+	got, err := events.As[events.ContainerRestartedData](outs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := events.ContainerRestartedData{Pod: events.PodRef{Namespace: "ns", Name: "web", UID: "uid-1"}, Container: "app",
+		OldContainerID: "containerd://a", NewContainerID: "containerd://b", RestartCount: 1, Image: "a:2", ImageID: "a@sha256:2"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestDeleted(t *testing.T) {
+	last := pod("11", active, 1, "containerd://b")
+	e, ok, err := Deleted(last)
+	if err != nil || !ok {
+		t.Fatalf("Deleted = %v, %v", ok, err)
+	}
+	if e.ID() == events.DeriveID(events.PodStateKey(last), events.PodUpdated, "") {
+		t.Error("the deletion's id equals the last update's: the stream would drop it")
+	}
+	if _, ok, _ := Deleted(pod("11", "", 1, "")); ok {
+		t.Error("an event for a deleted pod without an upgrade in flight")
+	}
+}
+
+func TestNeedsGate(t *testing.T) {
+	gated := func(state string, conds ...corev1.PodCondition) *corev1.Pod {
+		p := pod("10", state, 0, "")
+		p.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: inplace.ReadinessGate}}
+		p.Status.Conditions = conds
+		return p
+	}
+	deleting := gated("")
+	deleting.DeletionTimestamp = &metav1.Time{}
+	tests := []struct {
+		name string
+		pod  *corev1.Pod
+		want bool
+	}{
+		{"new gated pod", gated(""), true},
+		{"finished upgrade", gated(`{"upgradeID":"u","phase":"RolledBack","containers":[]}`), true},
+		{"upgrade in flight", gated(active), false},
+		{"condition present", gated("", corev1.PodCondition{Type: inplace.ReadinessGate, Status: corev1.ConditionFalse}), false},
+		{"no gate", pod("10", "", 0, ""), false},
+		{"being deleted", deleting, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := NeedsGate(tt.pod); got != tt.want {
+				t.Errorf("NeedsGate = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
