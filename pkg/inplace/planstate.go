@@ -1,6 +1,7 @@
 package inplace
 
 import (
+	cloudevents "github.com/cloudevents/sdk-go/v2"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/inplace-dev/inplace/events"
@@ -43,4 +44,16 @@ func PlanFromState(pod *corev1.Pod, st *State) events.Plan {
 // dedup window drops the copies.
 func StepID(plan events.Plan, typ string) string {
 	return events.DeriveID(plan.UpgradeID+"/"+plan.Pod.UID, typ, "")
+}
+
+// StepEvent builds the step event typ of plan from the input in: id
+// StepID(plan, typ), subject the pod, the plan's upgradeid (an input from
+// the pod watcher carries none), trace and replay marker carried from in.
+func StepEvent(in cloudevents.Event, plan events.Plan, typ, source string, data any) (cloudevents.Event, error) {
+	out, err := events.Follow(in, StepID(plan, typ), typ, source, plan.Pod.String(), data)
+	if err != nil {
+		return out, err
+	}
+	out.SetExtension(events.ExtUpgradeID, plan.UpgradeID)
+	return out, nil
 }

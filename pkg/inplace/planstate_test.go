@@ -129,3 +129,33 @@ func TestInitGatePatch(t *testing.T) {
 		})
 	}
 }
+
+// TestStepEvent: the id depends on the plan and type only, never on the
+// input; the upgradeid is the plan's; the trace continues the input's.
+func TestStepEvent(t *testing.T) {
+	plan := webPlan()
+	in1, err := events.New("in-1", events.PodPatched, events.Source("patch-pod"), "shop/web-1", map[string]string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in2, err := events.New("in-2", events.PodUpdated, events.Source("watcher"), "shop/web-1", map[string]string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in1.SetExtension(events.ExtUpgradeID, "up-1")
+	out1, err := StepEvent(in1, plan, events.UpgradeSucceeded, events.Source("verify"), events.OutcomeData{Plan: plan})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out2, err := StepEvent(in2, plan, events.UpgradeSucceeded, events.Source("verify"), events.OutcomeData{Plan: plan})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []string{out1.ID(), out2.ID(), events.UpgradeID(out2), out1.Subject(),
+		events.TraceID(events.Ext(out1, events.ExtTraceParent))}
+	want := []string{StepID(plan, events.UpgradeSucceeded), StepID(plan, events.UpgradeSucceeded), "up-1", "shop/web-1",
+		events.TraceID(events.Ext(in1, events.ExtTraceParent))}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("id, id, upgradeid, subject, trace (-want +got):\n%s", diff)
+	}
+}
