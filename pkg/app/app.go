@@ -16,6 +16,7 @@ import (
 	"github.com/inplace-dev/inplace/pkg/kube"
 	"github.com/inplace-dev/inplace/pkg/receiver"
 	"github.com/inplace-dev/inplace/pkg/runner"
+	"github.com/inplace-dev/inplace/pkg/templatesync"
 )
 
 // App is an assembled process.
@@ -53,8 +54,10 @@ func Build(ctx context.Context, p *config.Process, b *bus.Bus, reg prometheus.Re
 	}
 	a.KV = kv
 	if p.Runs("compute-spec") {
+		syncer := &templatesync.Syncer{Client: a.Kube, Recorder: kube.NewRecorder(ctx, a.Kube, "inplace-compute-spec"),
+			Log: log.With("function", computespec.Name)}
 		a.Functions = append(a.Functions, computespec.New(computespec.Deps{
-			Cache: a.Cache, Store: kv, Defaults: a.Defaults, Log: log.With("function", computespec.Name),
+			Cache: a.Cache, Store: kv, Defaults: a.Defaults, Syncer: syncer, Log: log.With("function", computespec.Name),
 		}))
 	}
 	return a, nil

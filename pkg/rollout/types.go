@@ -93,10 +93,17 @@ type Rollout struct {
 
 // Sync records the template sync steps done, so a crash resumes it.
 type Sync struct {
-	Step           string            `json:"step"`
+	Step string `json:"step"`
+	// Images are the template images being set, by container.
+	Images         map[string]string `json:"images,omitempty"`
 	PreviousImages map[string]string `json:"previousImages,omitempty"`
-	Revision       string            `json:"revision,omitempty"`
-	Note           string            `json:"note,omitempty"`
+	// FromRevision is the revision before the sync (StatefulSet
+	// updateRevision) or the ReplicaSet patched (Deployment); Revision the
+	// one pods are relabelled to.
+	FromRevision string `json:"fromRevision,omitempty"`
+	Revision     string `json:"revision,omitempty"`
+	// Note says why the template was not (fully) synced, when it was not.
+	Note string `json:"note,omitempty"`
 }
 
 // Target is the pushed reference being rolled out.

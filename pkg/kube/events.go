@@ -1,0 +1,23 @@
+package kube
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
+)
+
+// NewRecorder returns an EventRecorder writing Kubernetes Events as
+// component (so `kubectl describe` tells the story) until ctx ends.
+func NewRecorder(ctx context.Context, client kubernetes.Interface, component string) record.EventRecorder {
+	b := record.NewBroadcaster(record.WithContext(ctx))
+	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	go func() {
+		<-ctx.Done()
+		b.Shutdown()
+	}()
+	return b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: component})
+}

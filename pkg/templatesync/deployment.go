@@ -1,0 +1,144 @@
+package templatesync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/rollout"
+)
+
+// deployment: pause+template in one patch, the ReplicaSet's template, restore.
+func (s *Syncer) deployment(ctx context.Context, r *rollout.Rollout, p *rollout.Sync) error {
+	c := s.Client.AppsV1().Deployments(r.Workload.Namespace)
+	d, err := c.Get(ctx, r.Workload.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return impossible(p, "the Deployment was deleted")
+	}
+	if err != nil {
+		return err
+	}
+	switch p.Step {
+	case StepStart:
+		return s.deploymentStart(ctx, r, p, d)
+	case StepFrozen:
+		rs, err := s.Client.AppsV1().ReplicaSets(d.Namespace).Get(ctx, p.FromRevision, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("get ReplicaSet %s: %w", p.FromRevision, err)
+		}
+		body, err := inplace.ReplicaSetSyncPatch(rs, p.Images)
+		if err := apply(ctx, s.Client.AppsV1().ReplicaSets(d.Namespace).Patch, rs.Name, body, err); err != nil {
+			return err
+		}
+		p.Step = StepReplicaSet
+	case StepReplicaSet:
+		body, err := inplace.DeploymentRestorePatch(d)
+		if err := apply(ctx, c.Patch, d.Name, body, err); err != nil {
+			return err
+		}
+		p.Step = StepRestored
+	case StepRestored:
+		if err := s.deploymentSettled(ctx, d, p); err != nil {
+			return err
+		}
+		return finish(ctx, s, r, p, c.Patch)
+	}
+	return nil
+}
+
+func (s *Syncer) deploymentStart(ctx context.Context, r *rollout.Rollout, p *rollout.Sync, d *appsv1.Deployment) error {
+	pods, err := s.podsOf(ctx, d.Namespace, d.Spec.Selector)
+	if err != nil {
+		return err
+	}
+	images, err := targetImages(r, pods)
+	if err != nil {
+		return impossible(p, "template left as is: %v", err)
+	}
+	active, err := s.activeReplicaSets(ctx, d)
+	if err != nil {
+		return err
+	}
+	if len(active) != 1 {
+		return impossible(p, "template left as is: the Deployment has %d active ReplicaSets (a rollout is under way)", len(active))
+	}
+	p.Images, p.PreviousImages, p.FromRevision = images, previous(d.ObjectMeta, d.Spec.Template.Spec, r.UpgradeID, images), active[0].Name
+	if shows(d.Spec.Template.Spec, images) && d.Annotations[inplace.SyncAnnotation] == "" {
+		p.Step, p.Note = StepDone, "the template already shows the target"
+		return nil
+	}
+	body, err := inplace.DeploymentSyncPatch(d, r.UpgradeID, images)
+	if errors.Is(err, inplace.ErrBusy) {
+		// A sync of another upgrade was never restored: restore it first.
+		body, err = inplace.DeploymentRestorePatch(d)
+		if err := apply(ctx, s.Client.AppsV1().Deployments(d.Namespace).Patch, d.Name, body, err); err != nil {
+			return err
+		}
+		return waiting("restored an unfinished template sync on %s", d.Name)
+	}
+	if err := apply(ctx, s.Client.AppsV1().Deployments(d.Namespace).Patch, d.Name, body, err); err != nil {
+		return err
+	}
+	p.Step = StepFrozen
+	return nil
+}
+
+// activeReplicaSets are the Deployment's ReplicaSets with pods wanted.
+func (s *Syncer) activeReplicaSets(ctx context.Context, d *appsv1.Deployment) ([]appsv1.ReplicaSet, error) {
+	owned, err := s.ownedReplicaSets(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	var active []appsv1.ReplicaSet
+	for _, rs := range owned {
+		if rs.Spec.Replicas == nil || *rs.Spec.Replicas > 0 {
+			active = append(active, rs)
+		}
+	}
+	return active, nil
+}
+
+func (s *Syncer) ownedReplicaSets(ctx context.Context, d *appsv1.Deployment) ([]appsv1.ReplicaSet, error) {
+	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+	if err != nil {
+		return nil, err
+	}
+	list, err := s.Client.AppsV1().ReplicaSets(d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	if err != nil {
+		return nil, fmt.Errorf("list ReplicaSets: %w", err)
+	}
+	var owned []appsv1.ReplicaSet
+	for _, rs := range list.Items {
+		if ref := metav1.GetControllerOf(&rs); ref != nil && ref.UID == d.UID {
+			owned = append(owned, rs)
+		}
+	}
+	return owned, nil
+}
+
+// deploymentSettled waits for the controller to have seen the unpaused
+// Deployment and to count every pod as updated, through the ReplicaSet we
+// patched and no other.
+func (s *Syncer) deploymentSettled(ctx context.Context, d *appsv1.Deployment, p *rollout.Sync) error {
+	replicas := int32(1)
+	if d.Spec.Replicas != nil {
+		replicas = *d.Spec.Replicas
+	}
+	st := d.Status
+	if st.ObservedGeneration < d.Generation || st.UpdatedReplicas != replicas || st.Replicas != replicas {
+		return waiting("Deployment %s: observed generation %d/%d, updated %d/%d", d.Name, st.ObservedGeneration, d.Generation, st.UpdatedReplicas, replicas)
+	}
+	active, err := s.activeReplicaSets(ctx, d)
+	if err != nil {
+		return err
+	}
+	if len(active) != 1 || active[0].Name != p.FromRevision {
+		p.Note = fmt.Sprintf("the controller has %d active ReplicaSets after the sync; expected only %s", len(active), p.FromRevision)
+	}
+	return nil
+}

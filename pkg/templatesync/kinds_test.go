@@ -1,0 +1,144 @@
+package templatesync_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/inplace-dev/inplace/pkg/templatesync"
+	"github.com/inplace-dev/inplace/test/world"
+)
+
+func TestDeploymentFollowsWithoutARollout(t *testing.T) {
+	f := newFixture(t, "Deployment")
+	f.create(3)
+	ctx := t.Context()
+	before, err := f.c.AppsV1().Deployments(f.ns).Get(ctx, f.name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rsBefore := f.replicaSets()
+	f.sync(f.inPlace())
+
+	d, err := f.c.AppsV1().Deployments(f.ns).Get(ctx, f.name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.checkRecord(d.ObjectMeta, d.Spec.Template.Spec)
+	if d.Spec.Paused {
+		t.Error("the Deployment was left paused")
+	}
+	if got, want := d.Annotations["deployment.kubernetes.io/revision"], before.Annotations["deployment.kubernetes.io/revision"]; got != want {
+		t.Errorf("revision %s; was %s (a rollout happened)", got, want)
+	}
+	f.settled()
+	f.checkPodsKept()
+	if diff := cmp.Diff(rsBefore, f.replicaSets()); diff != "" {
+		t.Errorf("ReplicaSets changed (-before +after):\n%s", diff)
+	}
+	if d.Status.UpdatedReplicas != 3 {
+		t.Errorf("updated replicas %d; want 3", d.Status.UpdatedReplicas)
+	}
+
+	// The next pods the controller makes run the new image.
+	scale := []byte(`{"spec":{"replicas":5}}`)
+	if _, err := f.c.AppsV1().Deployments(f.ns).Patch(ctx, f.name, types.MergePatchType, scale, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pods, err := world.WaitPods(ctx, f.c, f.ns, "app="+f.name, 2*time.Minute, "5 Ready", world.AllReady(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods {
+		if img := p.Spec.Containers[0].Image; img != f.new {
+			t.Errorf("pod %s runs %s after scaling up; want %s", p.Name, img, f.new)
+		}
+	}
+	if diff := cmp.Diff(rsBefore, f.replicaSets()); diff != "" {
+		t.Errorf("scaling up made a new ReplicaSet (-before +after):\n%s", diff)
+	}
+}
+
+// replicaSets names the workload's ReplicaSets.
+func (f *fixture) replicaSets() []string {
+	f.t.Helper()
+	list, err := f.c.AppsV1().ReplicaSets(f.ns).List(f.t.Context(), metav1.ListOptions{LabelSelector: "app=" + f.name})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var out []string
+	for _, rs := range list.Items {
+		out = append(out, rs.Name)
+	}
+	return out
+}
+
+func TestStatefulSetFollowsWithoutARollout(t *testing.T) {
+	f := newFixture(t, "StatefulSet")
+	f.create(3)
+	ctx := t.Context()
+	before, err := f.c.AppsV1().StatefulSets(f.ns).Get(ctx, f.name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := f.sync(f.inPlace())
+	t.Logf("steps: %v", steps)
+	sts, err := f.c.AppsV1().StatefulSets(f.ns).Get(ctx, f.name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.checkRecord(sts.ObjectMeta, sts.Spec.Template.Spec)
+	if diff := cmp.Diff(before.Spec.UpdateStrategy, sts.Spec.UpdateStrategy); diff != "" {
+		t.Errorf("update strategy not restored (-before +after):\n%s", diff)
+	}
+	if sts.Status.UpdateRevision == before.Status.UpdateRevision {
+		t.Error("no new revision: the template did not change")
+	}
+	f.settled()
+	for _, p := range f.checkPodsKept() {
+		if got := p.Labels["controller-revision-hash"]; got != sts.Status.UpdateRevision {
+			t.Errorf("pod %s revision %s; want %s", p.Name, got, sts.Status.UpdateRevision)
+		}
+	}
+	err = world.Eventually(ctx, time.Minute, "current revision promoted", func(ctx context.Context) (bool, error) {
+		s, err := f.c.AppsV1().StatefulSets(f.ns).Get(ctx, f.name, metav1.GetOptions{})
+		return err == nil && s.Status.UpdatedReplicas == 3 && s.Status.CurrentRevision == s.Status.UpdateRevision, err
+	})
+	if err != nil {
+		t.Error(err)
+	}
+	f.checkPodsKept()
+}
+
+func TestDaemonSetFollowsWithoutARollout(t *testing.T) {
+	f := newFixture(t, "DaemonSet")
+	f.create(0)
+	ctx := t.Context()
+	before, err := f.c.AppsV1().DaemonSets(f.ns).Get(ctx, f.name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.sync(f.inPlace())
+	ds, err := f.c.AppsV1().DaemonSets(f.ns).Get(ctx, f.name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.checkRecord(ds.ObjectMeta, ds.Spec.Template.Spec)
+	if diff := cmp.Diff(before.Spec.UpdateStrategy, ds.Spec.UpdateStrategy); diff != "" {
+		t.Errorf("update strategy not restored (-before +after):\n%s", diff)
+	}
+	f.settled()
+	// Give a RollingUpdate controller time to act if it were going to.
+	time.Sleep(2 * time.Second)
+	f.checkPodsKept()
+	ds, _ = f.c.AppsV1().DaemonSets(f.ns).Get(ctx, f.name, metav1.GetOptions{})
+	if ds.Status.UpdatedNumberScheduled != ds.Status.DesiredNumberScheduled {
+		t.Errorf("updated %d of %d", ds.Status.UpdatedNumberScheduled, ds.Status.DesiredNumberScheduled)
+	}
+}
+
+var _ = templatesync.StepDone

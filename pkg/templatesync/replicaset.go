@@ -1,0 +1,41 @@
+package templatesync
+
+import (
+	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/rollout"
+)
+
+// replicaSet without a Deployment: its template is mutable and compared to
+// no pod, so one patch is the whole sync.
+func (s *Syncer) replicaSet(ctx context.Context, r *rollout.Rollout, p *rollout.Sync) error {
+	c := s.Client.AppsV1().ReplicaSets(r.Workload.Namespace)
+	rs, err := c.Get(ctx, r.Workload.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return impossible(p, "the ReplicaSet was deleted")
+	}
+	if err != nil {
+		return err
+	}
+	if p.Step == StepStart {
+		pods, err := s.podsOf(ctx, rs.Namespace, rs.Spec.Selector)
+		if err != nil {
+			return err
+		}
+		images, err := targetImages(r, pods)
+		if err != nil {
+			return impossible(p, "template left as is: %v", err)
+		}
+		p.Images, p.PreviousImages = images, previous(rs.ObjectMeta, rs.Spec.Template.Spec, r.UpgradeID, images)
+		body, err := inplace.ReplicaSetSyncPatch(rs, images)
+		if err := apply(ctx, c.Patch, rs.Name, body, err); err != nil {
+			return err
+		}
+		p.Step = StepRestored
+	}
+	return finish(ctx, s, r, p, c.Patch)
+}

@@ -1,0 +1,91 @@
+package templatesync
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/rollout"
+)
+
+// statefulSet: partition = replicas with the template, wait for the new
+// revision, relabel the pods, restore the strategy.
+func (s *Syncer) statefulSet(ctx context.Context, r *rollout.Rollout, p *rollout.Sync) error {
+	c := s.Client.AppsV1().StatefulSets(r.Workload.Namespace)
+	sts, err := c.Get(ctx, r.Workload.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return impossible(p, "the StatefulSet was deleted")
+	}
+	if err != nil {
+		return err
+	}
+	switch p.Step {
+	case StepStart:
+		pods, err := s.podsOf(ctx, sts.Namespace, sts.Spec.Selector)
+		if err != nil {
+			return err
+		}
+		images, err := targetImages(r, pods)
+		if err != nil {
+			return impossible(p, "template left as is: %v", err)
+		}
+		p.Images, p.PreviousImages = images, previous(sts.ObjectMeta, sts.Spec.Template.Spec, r.UpgradeID, images)
+		if shows(sts.Spec.Template.Spec, images) && sts.Annotations[inplace.SyncAnnotation] == "" {
+			p.Step, p.Note = StepDone, "the template already shows the target"
+			return nil
+		}
+		body, err := inplace.StatefulSetSyncPatch(sts, r.UpgradeID, images)
+		if err := apply(ctx, c.Patch, sts.Name, body, err); err != nil {
+			return err
+		}
+		p.Step = StepFrozen
+	case StepFrozen:
+		// Once the controller observed the generation that set the
+		// template, its update revision is that template's.
+		st := sts.Status
+		if st.ObservedGeneration < sts.Generation || st.UpdateRevision == "" {
+			return waiting("StatefulSet %s: waiting for the new revision (observed %d/%d)",
+				sts.Name, st.ObservedGeneration, sts.Generation)
+		}
+		p.Revision, p.Step = st.UpdateRevision, StepRevision
+	case StepRevision:
+		pods, err := s.podsOf(ctx, sts.Namespace, sts.Spec.Selector)
+		if err != nil {
+			return err
+		}
+		if err := s.relabel(ctx, pods, p.Revision); err != nil {
+			return err
+		}
+		p.Step = StepRelabeled
+	case StepRelabeled:
+		body, err := inplace.StatefulSetRestorePatch(sts)
+		if err := apply(ctx, c.Patch, sts.Name, body, err); err != nil {
+			return err
+		}
+		p.Step = StepRestored
+	case StepRestored:
+		if err := statefulSetSettled(sts, p); err != nil {
+			return err
+		}
+		return finish(ctx, s, r, p, c.Patch)
+	}
+	return nil
+}
+
+func statefulSetSettled(sts *appsv1.StatefulSet, p *rollout.Sync) error {
+	replicas := int32(1)
+	if sts.Spec.Replicas != nil {
+		replicas = *sts.Spec.Replicas
+	}
+	st := sts.Status
+	if st.ObservedGeneration < sts.Generation || st.UpdatedReplicas != replicas {
+		return waiting("StatefulSet %s: updated %d/%d (observed %d/%d)", sts.Name, st.UpdatedReplicas, replicas, st.ObservedGeneration, sts.Generation)
+	}
+	if sts.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType && st.CurrentRevision != p.Revision {
+		return waiting("StatefulSet %s: current revision %s, not yet %s", sts.Name, st.CurrentRevision, p.Revision)
+	}
+	return nil
+}

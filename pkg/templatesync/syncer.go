@@ -1,0 +1,150 @@
+package templatesync
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/rollout"
+	"github.com/inplace-dev/inplace/pkg/settle"
+)
+
+// Steps of a sync, in order.
+const (
+	StepStart      = ""
+	StepFrozen     = "frozen"     // template set with paused/partition/OnDelete
+	StepReplicaSet = "replicaset" // Deployment: current ReplicaSet template set
+	StepRevision   = "revision"   // StatefulSet/DaemonSet: new revision known
+	StepRelabeled  = "relabeled"  // pods carry the new revision
+	StepRestored   = "restored"   // paused/partition/strategy put back
+	StepDone       = "done"
+)
+
+// PreviousImagesAnnotation keeps the template images from before the last
+// sync, for operators (and undo).
+const PreviousImagesAnnotation = "inplace.dev/previous-images"
+
+// Syncer talks to the API server for compute-spec's template sync.
+type Syncer struct {
+	Client   kubernetes.Interface
+	Recorder record.EventRecorder
+	Log      *slog.Logger
+	Now      func() time.Time
+}
+
+// Sync does the next step of r's template sync, from r.Sync.
+func (s *Syncer) Sync(ctx context.Context, r *rollout.Rollout) (rollout.Sync, bool, error) {
+	p := rollout.Sync{}
+	if r.Sync != nil {
+		p = *r.Sync
+	}
+	if p.Step == StepDone {
+		return p, true, nil
+	}
+	var err error
+	switch r.Workload.Kind {
+	case "Deployment":
+		err = s.deployment(ctx, r, &p)
+	case "StatefulSet":
+		err = s.statefulSet(ctx, r, &p)
+	case "DaemonSet":
+		err = s.daemonSet(ctx, r, &p)
+	case "ReplicaSet":
+		err = s.replicaSet(ctx, r, &p)
+	default:
+		p.Step, p.Note = StepDone, "a bare pod has no template"
+	}
+	if errors.Is(err, errImpossible) {
+		s.event(r, corev1.EventTypeWarning, "InPlaceTemplateNotSynced", p.Note)
+		p.Step = StepDone
+		err = nil
+	}
+	return p, p.Step == StepDone, err
+}
+
+// errImpossible: the workload's own state forbids a safe sync; p.Note says why.
+var errImpossible = errors.New("template sync impossible")
+
+func impossible(p *rollout.Sync, format string, args ...any) error {
+	p.Note = fmt.Sprintf(format, args...)
+	return errImpossible
+}
+
+// waiting is the error of a step that waits for a controller.
+func waiting(format string, args ...any) error {
+	return settle.NotYet(time.Second, format, args...)
+}
+
+func (s *Syncer) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// patchFunc is a typed client's Patch method.
+type patchFunc[T any] func(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, sub ...string) (T, error)
+
+// apply sends a JSON patch built by build; a failed precondition means the
+// object changed under us, so it is retried by the runner (after a fresh read).
+func apply[T any](ctx context.Context, patch patchFunc[T], name string, body []byte, err error) error {
+	if errors.Is(err, inplace.ErrAlreadyApplied) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := patch(ctx, name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: "inplace"}); err != nil {
+		if apierrors.IsNotFound(err) {
+			return settle.Permanentf("%s is gone: %w", name, err)
+		}
+		if inplace.PreconditionFailed(err) {
+			// Changed between our read and our write: read again.
+			return waiting("%s changed while patching it; reading it again", name)
+		}
+		return fmt.Errorf("patch %s with %.300s: %w", name, body, err)
+	}
+	return nil
+}
+
+// finish records the previous images on the workload and in an Event.
+func finish[T any](ctx context.Context, s *Syncer, r *rollout.Rollout, p *rollout.Sync, patch patchFunc[T]) error {
+	rec, err := json.Marshal(map[string]any{"upgradeID": r.UpgradeID, "images": p.PreviousImages, "syncedAt": s.now().UTC()})
+	if err != nil {
+		return err
+	}
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{PreviousImagesAnnotation: string(rec)}}})
+	if err != nil {
+		return err
+	}
+	if _, err := patch(ctx, r.Workload.Name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: "inplace"}); err != nil {
+		return fmt.Errorf("record previous images on %s: %w", r.Workload, err)
+	}
+	s.event(r, corev1.EventTypeNormal, "InPlaceTemplateSynced",
+		fmt.Sprintf("template now %v without a rollout (was %v; upgrade %s)", p.Images, p.PreviousImages, r.UpgradeID))
+	p.Step = StepDone
+	return nil
+}
+
+func (s *Syncer) event(r *rollout.Rollout, typ, reason, msg string) {
+	if s.Log != nil {
+		s.Log.Info("template sync", "workload", r.Workload.String(), "reason", reason, "message", msg)
+	}
+	if s.Recorder == nil {
+		return
+	}
+	ref := &corev1.ObjectReference{Kind: r.Workload.Kind, APIVersion: "apps/v1", Namespace: r.Workload.Namespace,
+		Name: r.Workload.Name, UID: types.UID(r.Workload.UID)}
+	s.Recorder.Event(ref, typ, reason, msg)
+}
