@@ -70,3 +70,5 @@ func needsWork(cands []rollout.Candidate) bool {
 	}
 	return false
 }
+
+func itoa(i int) string { return strconv.Itoa(i) }

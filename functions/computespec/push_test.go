@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/functions/computespec"
+	"github.com/inplace-dev/inplace/pkg/config"
 )
 
 // A push matching the policy plans exactly the opted-in pods that use the
@@ -24,8 +26,8 @@ func TestPushPlansOptedInPodsOfTheRepository(t *testing.T) {
 	e.create(spec{name: "unrelated", replicas: 1, containers: []corev1.Container{container("app", other)},
 		annotations: map[string]string{"inplace.dev/policy": "force"}})
 	e.create(spec{name: "multi", replicas: 1,
-		init:       []corev1.Container{container("migrate", web12)},
-		containers: []corev1.Container{container("app", web12), container("side", other)},
+		init:        []corev1.Container{container("migrate", web12)},
+		containers:  []corev1.Container{container("app", web12), container("side", other)},
 		annotations: map[string]string{"inplace.dev/policy": "semver:patch", "inplace.dev/grace-seconds": "4"}})
 
 	outs := e.handle(e.pushed("push-1", "web", "1.3.0", d13))
@@ -68,8 +70,8 @@ func TestMultiContainerPodUpdatesOnlyItsRepository(t *testing.T) {
 	sidecar := container("proxy", web12)
 	sidecar.RestartPolicy = &always
 	e.create(spec{name: "multi", replicas: 1,
-		init:       []corev1.Container{container("migrate", web12), sidecar},
-		containers: []corev1.Container{container("app", web12), container("side", other)},
+		init:        []corev1.Container{container("migrate", web12), sidecar},
+		containers:  []corev1.Container{container("app", web12), container("side", other)},
 		annotations: map[string]string{"inplace.dev/policy": "semver:patch"}})
 	got := plans(t, e.handle(e.pushed("push-m", "web", "1.2.1", d)))
 	if len(got) != 1 {
@@ -128,5 +130,44 @@ func TestPushesThatPlanNothing(t *testing.T) {
 	}
 	if r := e.state("Deployment", "web"); r != nil {
 		t.Errorf("a rollout was recorded: %+v", r)
+	}
+}
+
+// The dry run answers with the same logic and writes nothing.
+func TestDryRunShowsWavesAndReasons(t *testing.T) {
+	e := newEnv(t)
+	web12, _ := e.image("web", "1.2.0")
+	_, d13 := e.image("web", "1.3.0")
+	e.create(spec{name: "web", replicas: 5, containers: []corev1.Container{container("app", web12)},
+		annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "2"}})
+	e.create(spec{name: "plain", replicas: 1, containers: []corev1.Container{container("app", web12)}})
+	e.create(spec{name: "strict", replicas: 1, containers: []corev1.Container{container("app", web12)},
+		annotations: map[string]string{"inplace.dev/policy": "semver:patch"}})
+	push := events.ImagePushedData{Registry: e.w.Registry.Host(), Repository: e.ns + "/web", Tag: "1.3.0", Digest: d13, Origin: "test"}
+	got, err := computespec.DryRun(e.cache, config.StandardDefaults(), push)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]computespec.WorkloadPlan{}
+	for _, wp := range got {
+		byName[wp.Workload.Name] = wp
+	}
+	web := byName["web"]
+	var sizes []int
+	for _, w := range web.Waves {
+		sizes = append(sizes, len(w))
+	}
+	if diff := cmp.Diff([]int{2, 2, 1}, sizes); diff != "" || web.Skip != "" || web.Budget != 2 {
+		t.Errorf("web: waves %v (-want +got):\n%s skip %q budget %d", sizes, diff, web.Skip, web.Budget)
+	}
+	if s := byName["plain"].Skip; !strings.Contains(s, "not opted in") {
+		t.Errorf("plain skip = %q", s)
+	}
+	strict := byName["strict"]
+	if strict.Skip == "" || len(strict.Current) != 1 || !strings.Contains(strict.Current[0].Reason, "semver:patch") {
+		t.Errorf("strict: skip %q current %+v", strict.Skip, strict.Current)
+	}
+	if e.state("Deployment", "web") != nil {
+		t.Error("the dry run wrote rollout state")
 	}
 }

@@ -27,9 +27,9 @@ func TestMain(m *testing.M) { world.Main(m, world.Options{}) }
 
 // env is one test's compute-spec over the shared world and its own NATS.
 type env struct {
-	t  *testing.T
-	w  *world.World
-	ns string
+	t     *testing.T
+	w     *world.World
+	ns    string
 	kv    *bus.KV
 	cache *kube.Cache
 	fn    *computespec.Function
@@ -180,4 +180,6 @@ func (e *env) state(kind, name string) *rollout.Rollout {
 	return &r
 }
 
-func container(name, image string) corev1.Container { return corev1.Container{Name: name, Image: image} }
+func container(name, image string) corev1.Container {
+	return corev1.Container{Name: name, Image: image}
+}
