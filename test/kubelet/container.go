@@ -106,7 +106,11 @@ func (s *syncer) crashBackoff(c *ctr, spec *corev1.Container) (time.Time, bool) 
 // policy and the pull back-off, then starts the container.
 func (s *syncer) ensureImage(c *ctr, spec *corev1.Container) time.Time {
 	if _, _, err := canonical(spec.Image); err != nil {
-		c.wait = waiting{"InvalidImageName", fmt.Sprintf("Failed to apply default image tag %q: %v", spec.Image, err)}
+		msg := fmt.Sprintf("Failed to apply default image tag %q: %v", spec.Image, err)
+		if c.wait.reason != "InvalidImageName" {
+			s.event(spec, corev1.EventTypeWarning, "InspectFailed", msg)
+		}
+		c.wait = waiting{"InvalidImageName", msg}
 		return time.Time{}
 	}
 	if spec.ImagePullPolicy != corev1.PullAlways {

@@ -18,7 +18,7 @@ const leaseNamespace = "kube-node-lease"
 
 // register creates (or re-registers) every Node and its Lease.
 func (k *Kubelet) register(ctx context.Context) error {
-	now := k.opts.Clock.Now()
+	now := time.Now()
 	for _, name := range k.nodeOrder {
 		obj := k.nodes[name].object(k.opts, now)
 		_, err := k.client.CoreV1().Nodes().Create(ctx, obj, metav1.CreateOptions{})
@@ -39,7 +39,7 @@ func (k *Kubelet) register(ctx context.Context) error {
 // every 10s; the node-lifecycle controller treats a node whose Lease is
 // not renewed for --node-monitor-grace-period as unreachable.
 func (k *Kubelet) renewLease(ctx context.Context, name string) error {
-	now := metav1.NewMicroTime(k.opts.Clock.Now())
+	now := metav1.NewMicroTime(time.Now())
 	leases := k.client.CoordinationV1().Leases(leaseNamespace)
 	l, err := leases.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -83,7 +83,7 @@ func (k *Kubelet) syncNodeStatus(ctx context.Context, name string) error {
 		if err != nil {
 			return fmt.Errorf("get node %s: %w", name, err)
 		}
-		now := k.opts.Clock.Now()
+		now := time.Now()
 		want := n.object(k.opts, now)
 		cur.Status.Conditions = nodeConditions(cur.Status.Conditions, now)
 		cur.Status.Images = n.cache.list(now)
@@ -103,7 +103,7 @@ func (k *Kubelet) syncNodeStatus(ctx context.Context, name string) error {
 func (k *Kubelet) nodeImagesChanging(name string) func(time.Time) {
 	return func(done time.Time) {
 		if k.nodeQueue != nil {
-			k.nodeQueue.AddAfter(name, done.Sub(k.opts.Clock.Now()))
+			k.nodeQueue.AddAfter(name, done.Sub(time.Now()))
 		}
 	}
 }

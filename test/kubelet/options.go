@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/utils/clock"
 )
 
 // Timings say how long the simulated node takes for what a real node does.
@@ -109,8 +108,6 @@ type Options struct {
 	KeepNodes bool
 	// Logger defaults to discarding.
 	Logger *slog.Logger
-	// Clock defaults to the real clock.
-	Clock clock.WithTicker
 }
 
 func (o Options) withDefaults() Options {
@@ -135,9 +132,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	if o.Clock == nil {
-		o.Clock = clock.RealClock{}
 	}
 	o.Capacity = withDefaultCapacity(o.Capacity)
 	return o

@@ -133,7 +133,7 @@ func (k *Kubelet) markUnschedulable(ctx context.Context, pod *corev1.Pod, msg st
 	}
 	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []corev1.PodCondition{{
 		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
-		Message: msg, LastTransitionTime: metav1.NewTime(k.opts.Clock.Now()),
+		Message: msg, LastTransitionTime: metav1.NewTime(time.Now()),
 	}}}})
 	if err != nil {
 		return err

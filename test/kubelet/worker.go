@@ -54,7 +54,7 @@ func (k *Kubelet) syncPod(ctx context.Context, key string) (time.Duration, error
 		k.forget(key)
 		return 0, nil
 	}
-	now := k.opts.Clock.Now()
+	now := time.Now()
 	rt := k.runtime(key, pod, n, now)
 	if rt == nil { // finished before we knew it: only its deletion is left
 		return 0, k.finishDeletion(ctx, key, pod)
@@ -70,7 +70,7 @@ func (k *Kubelet) syncPod(ctx context.Context, key string) (time.Duration, error
 	if next.IsZero() {
 		return 0, nil
 	}
-	return max(next.Sub(k.opts.Clock.Now()), time.Millisecond), nil
+	return max(next.Sub(time.Now()), time.Millisecond), nil
 }
 
 // runtime returns the pod's runtime state, creating it (with a pod IP,

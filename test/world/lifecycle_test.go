@@ -1,6 +1,7 @@
 package world_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -90,11 +91,13 @@ func TestScaleDownDeletesPods(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	evs, err := w.Client().CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=Killing"})
-	if err != nil || len(evs.Items) < 3 {
-		t.Errorf("Killing events = %d (err %v), want one per deleted pod", len(evs.Items), err)
+	err = world.Eventually(ctx, podTimeout, "a Killing event per deleted pod", func(ctx context.Context) (bool, error) {
+		evs, err := w.Client().CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=Killing"})
+		return err == nil && len(evs.Items) >= 3, err
+	})
+	if err != nil {
+		t.Error(err)
 	}
-
 }
 
 // TestNodesStayHealthy: with Lease renewals and status heartbeats the
