@@ -41,7 +41,7 @@ const (
 type Deps struct {
 	// Client may be least-privileged: see rbac.yaml.
 	Client kubernetes.Interface
-	// Config gives the pre-pull namespace, per-node bound and timeout.
+	// Config gives the pre-pull namespace, per-node bound and timeout; required.
 	Config *config.Store
 	Log    *slog.Logger
 	// Clock defaults to the real clock.

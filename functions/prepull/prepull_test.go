@@ -32,11 +32,10 @@ func setup(t *testing.T, edit func(*config.Defaults)) (w *world.World, appNS, pu
 	return w, appNS, pullNS, newFunction(client, pullNS, edit)
 }
 
-func planned(t *testing.T, plan events.Plan) fntestEvent {
+func planned(t *testing.T, plan events.Plan) cloudevents.Event {
 	return fntest.Event(t, "plan-"+plan.UpgradeID+"-"+plan.Pod.Name, events.UpgradePlanned, plan.UpgradeID, plan.Pod.String(), plan)
 }
 
-type fntestEvent = cloudevents.Event
 
 func TestPrepullPutsImageOnNode(t *testing.T) {
 	w, appNS, pullNS, f := setup(t, nil)
@@ -151,7 +150,7 @@ func TestPrepullPerNodeBound(t *testing.T) {
 	const perNode, plans = 2, 5
 	w, appNS, pullNS, f := setup(t, func(d *config.Defaults) { d.PrepullPerNode = perNode })
 	node := w.Kubelet.NodeNames()[2]
-	var evs []fntestEvent
+	var evs []cloudevents.Event
 	for i := range plans {
 		repo := "prepull/bound" + string(rune('a'+i))
 		v1 := fntest.Push(t, w, repo, "v1")

@@ -146,7 +146,7 @@ func (f *Function) limits(plan events.Plan) limits {
 	return limits{verify: time.Duration(secs) * time.Second, pullErrors: f.d.PullErrors, minReady: f.d.MinReady}
 }
 
-// hasGate reports whether the pod declares the gate and it is not True.
+// gateToOpen reports whether the pod declares the gate and it is not True.
 func gateToOpen(pod *corev1.Pod) bool {
 	if !inplace.HasGate(pod) {
 		return false

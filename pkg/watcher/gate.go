@@ -2,6 +2,7 @@ package watcher
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -43,3 +44,6 @@ func (w *Watcher) openGate(ctx context.Context, key string) error {
 	w.opts.Log.Info("readiness gate opened", "pod", key)
 	return nil
 }
+
+// errRetry asks the queue to try the item again.
+var errRetry = errors.New("try again")

@@ -2,7 +2,6 @@ package watcher
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -169,6 +168,3 @@ func (w *Watcher) publish(ctx context.Context, id string) error {
 	w.mu.Unlock()
 	return nil
 }
-
-// errRetry asks the queue to try the item again.
-var errRetry = errors.New("try again")
