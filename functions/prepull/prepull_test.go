@@ -36,7 +36,6 @@ func planned(t *testing.T, plan events.Plan) cloudevents.Event {
 	return fntest.Event(t, "plan-"+plan.UpgradeID+"-"+plan.Pod.Name, events.UpgradePlanned, plan.UpgradeID, plan.Pod.String(), plan)
 }
 
-
 func TestPrepullPutsImageOnNode(t *testing.T) {
 	w, appNS, pullNS, f := setup(t, nil)
 	v1 := fntest.Push(t, w, "prepull/app", "v1")
