@@ -1,13 +1,18 @@
 package registry
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/rand"
 	"fmt"
+	"io"
 	"maps"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
@@ -30,7 +35,7 @@ func buildImage(c pushConfig, p v1.Platform) (v1.Image, error) {
 	per := max(c.size/int64(c.layers), 1)
 	layers := make([]v1.Layer, 0, c.layers)
 	for range c.layers {
-		l, err := random.Layer(per, layerType)
+		l, err := randomLayer(per, layerType)
 		if err != nil {
 			return nil, fmt.Errorf("build image: layer: %w", err)
 		}
@@ -78,4 +83,30 @@ func buildIndex(c pushConfig) (v1.ImageIndex, error) {
 		})
 	}
 	return mutate.AppendManifests(base, adds...), nil
+}
+
+// randomLayer is a layer holding one file of size random bytes, gzipped
+// without compression: a valid layer whose compressed size is its content
+// size, and cheap to digest and push even at many MiB (random.Layer gzips
+// at BestSpeed, which costs real CPU for data that cannot shrink).
+func randomLayer(size int64, mt types.MediaType) (v1.Layer, error) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	hdr := &tar.Header{Name: "random-" + rand.Text(), Size: size, Mode: 0o644, Typeflag: tar.TypeReg}
+	if err := tw.WriteHeader(hdr); err != nil {
+		return nil, fmt.Errorf("random layer: %w", err)
+	}
+	if _, err := io.CopyN(tw, rand.Reader, size); err != nil {
+		return nil, fmt.Errorf("random layer: %w", err)
+	}
+	if err := tw.Close(); err != nil {
+		return nil, fmt.Errorf("random layer: %w", err)
+	}
+	content := buf.Bytes()
+	open := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(content)), nil }
+	l, err := tarball.LayerFromOpener(open, tarball.WithCompressionLevel(gzip.NoCompression), tarball.WithMediaType(mt))
+	if err != nil {
+		return nil, fmt.Errorf("random layer: %w", err)
+	}
+	return l, nil
 }

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"errors"
+	"io"
 	"strings"
 	"testing"
 
@@ -209,5 +210,45 @@ func TestDelete(t *testing.T) {
 	}
 	if err := r.Delete(t.Context(), "app", "v1"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Delete of a deleted tag: err = %v, want ErrNotFound", err)
+	}
+}
+
+// TestLayersPullIntact pulls every layer of a multi-MiB push back in full;
+// go-containerregistry checks each blob against its digest while reading.
+func TestLayersPullIntact(t *testing.T) {
+	r := start(t, Notify{})
+	digest, err := r.Push(t.Context(), "big", "v1", WithSizeMB(3), WithLayers(2))
+	if err != nil {
+		t.Fatalf("Push: %v", err)
+	}
+	ref, err := name.ParseReference(r.Host() + "/big@" + digest)
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	img, err := remote.Image(ref, remote.WithContext(t.Context()))
+	if err != nil {
+		t.Fatalf("pull: %v", err)
+	}
+	layers, err := img.Layers()
+	if err != nil {
+		t.Fatalf("layers: %v", err)
+	}
+	var total int64
+	for _, l := range layers {
+		rc, err := l.Compressed()
+		if err != nil {
+			t.Fatalf("layer: %v", err)
+		}
+		n, err := io.Copy(io.Discard, rc)
+		if err != nil {
+			t.Fatalf("read layer: %v", err)
+		}
+		if err := rc.Close(); err != nil {
+			t.Fatalf("close layer: %v", err)
+		}
+		total += n
+	}
+	if total < 3<<20 {
+		t.Errorf("pulled %d layer bytes, want at least 3 MiB", total)
 	}
 }
