@@ -98,13 +98,22 @@ func (c *Cluster) start(ctx context.Context, binDir string) error {
 	if c.pki, err = newPKI(c.dir); err != nil {
 		return err
 	}
+	t := time.Now()
 	if err := c.startEtcd(ctx, filepath.Join(binDir, "etcd")); err != nil {
 		return err
 	}
+	c.log.Debug("etcd started", "took", time.Since(t))
+	t = time.Now()
 	if err := c.startAPIServer(ctx, filepath.Join(binDir, "kube-apiserver")); err != nil {
 		return err
 	}
-	return c.startControllerManager(ctx, filepath.Join(binDir, "kube-controller-manager"))
+	c.log.Debug("kube-apiserver ready", "took", time.Since(t))
+	t = time.Now()
+	if err := c.startControllerManager(ctx, filepath.Join(binDir, "kube-controller-manager")); err != nil {
+		return err
+	}
+	c.log.Debug("kube-controller-manager ready", "took", time.Since(t))
+	return nil
 }
 
 // Stop kills the control plane (controller-manager, API server, etcd) and

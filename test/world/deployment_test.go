@@ -56,6 +56,7 @@ func TestDeploymentReady(t *testing.T) {
 			t.Errorf("pod %s on node %q with IP %q, want a simulated node and an IP", p.Name, p.Spec.NodeName, p.Status.PodIP)
 		}
 	}
+	assertSettled(t, w, ns, pods)
 	err = world.Eventually(ctx, time.Minute, "deployment status 6/6 available", func(ctx context.Context) (bool, error) {
 		d, err := w.Client().AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 		return err == nil && d.Status.ReadyReplicas == 6 && d.Status.AvailableReplicas == 6 && d.Status.UpdatedReplicas == 6, err
@@ -87,4 +88,21 @@ func pushImage(t *testing.T, w *world.World, repo, tag string) string {
 		t.Fatalf("push %s:%s: %v", repo, tag, err)
 	}
 	return w.Registry.Host() + "/" + repo + ":" + tag
+}
+
+// assertSettled checks that Ready pods are left alone: no status write
+// (resourceVersion change) for a few seconds, so the kubelet does not spin
+// on its own updates.
+func assertSettled(t *testing.T, w *world.World, ns string, pods []corev1.Pod) {
+	t.Helper()
+	time.Sleep(3 * time.Second)
+	for _, p := range pods {
+		now, err := w.Client().CoreV1().Pods(ns).Get(t.Context(), p.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("get %s: %v", p.Name, err)
+		}
+		if now.ResourceVersion != p.ResourceVersion {
+			t.Errorf("pod %s changed after it was Ready: resourceVersion %s -> %s\n%s", p.Name, p.ResourceVersion, now.ResourceVersion, dump(now))
+		}
+	}
 }
