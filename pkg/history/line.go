@@ -2,6 +2,7 @@ package history
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -32,8 +33,14 @@ func Line(r Record, loc *time.Location) string {
 	if id := events.UpgradeID(e); id != "" {
 		s += "  [" + id + "]"
 	}
-	return strings.TrimRight(s, " ")
+	return Abbrev(strings.TrimRight(s, " "))
 }
+
+var digestRE = regexp.MustCompile(`sha256:([a-f0-9]{12})[a-f0-9]{52}`)
+
+// Abbrev shortens every sha256 digest in s to its first 12 hex digits, as
+// people read them ("sha256:0b31b1c02ff4"); JSON output keeps them whole.
+func Abbrev(s string) string { return digestRE.ReplaceAllString(s, "sha256:$1") }
 
 func deadDetail(typ string, d *DeadLetter) string {
 	s := typ + " dead-lettered: " + d.Reason

@@ -96,15 +96,15 @@ func Bar(done, total, width int) string {
 // WriteStatus writes the rollouts as a table, ages relative to now.
 func WriteStatus(w io.Writer, rows []Summary, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "WORKLOAD\tPHASE\tPROGRESS\tOK\tIN-FLIGHT\tFAILED\tROLLED-BACK\tAGE\tUPGRADE\tTARGET\tREASON")
+	fmt.Fprintln(tw, "WORKLOAD\tPHASE\tPROGRESS\tSUCCEEDED\tIN-FLIGHT\tFAILED\tROLLED-BACK\tAGE\tUPGRADE\tTARGET\tREASON")
 	for _, s := range rows {
 		reason := s.Reason
 		if s.Message != "" {
 			reason = strings.TrimPrefix(reason+": "+s.Message, ": ")
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n",
-			s.Workload, s.Phase, Bar(s.Done(), s.Pods, 10), s.Done(), s.InFlight, s.Failed, s.RolledBack,
-			Age(now.Sub(s.StartedAt)), s.UpgradeID, s.Target, reason)
+			s.Workload, s.Phase, Bar(s.Done(), s.Pods, 10), s.Succeeded, s.InFlight, s.Failed, s.RolledBack,
+			Age(now.Sub(s.StartedAt)), s.UpgradeID, Abbrev(s.Target), reason)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write status: %w", err)

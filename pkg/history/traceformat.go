@@ -20,7 +20,7 @@ import (
 //	└── 10:02:18.200  rollout.completed   +200ms  completed 2/2 succeeded, template synced
 func WriteTree(w io.Writer, t Trace, loc *time.Location) error {
 	var b strings.Builder
-	b.WriteString(treeHeader(t) + "\n")
+	b.WriteString(Abbrev(treeHeader(t)) + "\n")
 	var items []func(last bool)
 	if t.Push != nil {
 		items = append(items, func(last bool) { b.WriteString(branch(last) + stepText(*t.Push, loc) + "\n") })
@@ -89,7 +89,7 @@ func branch(last bool) string {
 }
 
 func stepText(s Step, loc *time.Location) string {
-	return fmt.Sprintf("%s  %-19s %-7s %s", s.Time.In(loc).Format(ClockFormat), s.Type, "+"+Elapsed(s.After), s.Detail)
+	return fmt.Sprintf("%s  %-19s %-7s %s", s.Time.In(loc).Format(ClockFormat), s.Type, "+"+Elapsed(s.After), Abbrev(s.Detail))
 }
 
 // WriteTable writes every step of t as one row, in stream order, with the
@@ -115,7 +115,7 @@ func WriteTable(w io.Writer, t Trace, loc *time.Location) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIME\tAFTER\tPOD\tTYPE\tDETAIL")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t+%s\t%s\t%s\t%s\n", r.s.Time.In(loc).Format(ClockFormat), Elapsed(r.s.After), r.pod, r.s.Type, r.s.Detail)
+		fmt.Fprintf(tw, "%s\t+%s\t%s\t%s\t%s\n", r.s.Time.In(loc).Format(ClockFormat), Elapsed(r.s.After), r.pod, r.s.Type, Abbrev(r.s.Detail))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write trace: %w", err)
