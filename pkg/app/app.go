@@ -10,13 +10,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/inplace-dev/inplace/functions/computespec"
 	"github.com/inplace-dev/inplace/pkg/bus"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/kube"
 	"github.com/inplace-dev/inplace/pkg/receiver"
 	"github.com/inplace-dev/inplace/pkg/runner"
-	"github.com/inplace-dev/inplace/pkg/templatesync"
 )
 
 // App is an assembled process.
@@ -28,6 +26,9 @@ type App struct {
 	Functions []runner.Function
 	// Receiver serves /hooks/ when the process runs the receiver.
 	Receiver http.Handler
+	// Background are loops to run beside the functions until the context
+	// ends: the pod watcher, the pre-pull sweep.
+	Background []func(ctx context.Context)
 }
 
 // Build assembles what p asks for on bus b and starts the informers and the
@@ -53,12 +54,8 @@ func Build(ctx context.Context, p *config.Process, b *bus.Bus, reg prometheus.Re
 		return nil, err
 	}
 	a.KV = kv
-	if p.Runs("compute-spec") {
-		syncer := &templatesync.Syncer{Client: a.Kube, Recorder: kube.NewRecorder(ctx, a.Kube, "inplace-compute-spec"),
-			Log: log.With("function", computespec.Name)}
-		a.Functions = append(a.Functions, computespec.New(computespec.Deps{
-			Cache: a.Cache, Store: kv, Defaults: a.Defaults, Syncer: syncer, Log: log.With("function", computespec.Name),
-		}))
+	if err := a.buildFunctions(ctx, p, b, log); err != nil {
+		return nil, err
 	}
 	return a, nil
 }

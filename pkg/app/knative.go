@@ -1,0 +1,106 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/inplace-dev/inplace/functions/computespec"
+	"github.com/inplace-dev/inplace/functions/patchpod"
+	"github.com/inplace-dev/inplace/functions/prepull"
+	"github.com/inplace-dev/inplace/functions/verify"
+	"github.com/inplace-dev/inplace/pkg/bus"
+	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/kube"
+)
+
+// KnativeFunctions are the functions a Knative Service may run: every
+// function of the chain but the receiver, which is no CloudEvents function.
+var KnativeFunctions = []string{computespec.Name, prepull.Name, patchpod.Name, verify.Name}
+
+// BuildKnative assembles the functions p names for Knative mode, where
+// events arrive over HTTP from a Broker (the module root's func-go function)
+// instead of from the bus. Nothing consumes from NATS: compute-spec alone
+// dials p.NATSURL, for its rollout state in the KV bucket. The informer
+// cache starts only for compute-spec, and the configuration watch only for
+// the functions that read it, so each function needs no more RBAC than its
+// own calls. The pod watcher never runs here (an ApiServerSource feeds
+// verify instead). The returned func releases NATS; the informers,
+// recorders and a.Background loops stop with ctx, which the caller runs
+// a.Background under.
+func BuildKnative(ctx context.Context, p *config.Process, log *slog.Logger) (*App, func(), error) {
+	for _, f := range p.Functions {
+		if !slices.Contains(KnativeFunctions, f) {
+			return nil, nil, fmt.Errorf("knative: --functions: %q cannot run behind HTTP; want some of %v", f, KnativeFunctions)
+		}
+	}
+	a := &App{Defaults: config.NewStore(config.StandardDefaults(), log)}
+	cfg, err := kube.RestConfig(p.Kubeconfig, 100, 200)
+	if err != nil {
+		return nil, nil, err
+	}
+	if a.Kube, err = kube.Client(cfg); err != nil {
+		return nil, nil, err
+	}
+	if p.Runs(computespec.Name) || p.Runs(prepull.Name) || p.Runs(verify.Name) {
+		if err := a.Defaults.Watch(ctx, a.Kube, p.Namespace); err != nil {
+			return nil, nil, err
+		}
+	}
+	closeKV := func() {}
+	if p.Runs(computespec.Name) {
+		if err := a.startCache(ctx, log); err != nil {
+			return nil, nil, err
+		}
+		if a.KV, closeKV, err = openKV(ctx, p, log); err != nil {
+			return nil, nil, err
+		}
+	}
+	knative := *p
+	knative.WatchPods = false
+	if err := a.buildFunctions(ctx, &knative, nil, log); err != nil {
+		closeKV()
+		return nil, nil, err
+	}
+	return a, closeKV, nil
+}
+
+func (a *App) startCache(ctx context.Context, log *slog.Logger) error {
+	var err error
+	if a.Cache, err = kube.NewCache(a.Kube, 10*time.Minute); err != nil {
+		return err
+	}
+	if err := a.Cache.Start(ctx); err != nil {
+		return fmt.Errorf("kubernetes cache: %w", err)
+	}
+	log.Info("kubernetes cache synced")
+	return nil
+}
+
+// openKV dials NATS for the rollout bucket. bus.Connect also makes sure the
+// stream exists, which Knative mode leaves unused; a KV-only opener in
+// package bus would spare that.
+func openKV(ctx context.Context, p *config.Process, log *slog.Logger) (*bus.KV, func(), error) {
+	if p.NATSURL == "" {
+		return nil, nil, fmt.Errorf("knative: --nats-url (INPLACE_NATS_URL): compute-spec keeps rollout state in NATS KV and needs a NATS server")
+	}
+	nc, err := nats.Connect(p.NATSURL, nats.Name("inplace-"+computespec.Name), nats.MaxReconnects(-1))
+	if err != nil {
+		return nil, nil, fmt.Errorf("knative: connect to NATS %s: %w", p.NATSURL, err)
+	}
+	b, err := bus.Connect(ctx, nc, p.Bus, log)
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	kv, err := b.KV(ctx)
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	return kv, nc.Close, nil
+}

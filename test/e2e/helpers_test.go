@@ -1,0 +1,220 @@
+package e2e_test
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	"github.com/nats-io/nats.go/jetstream"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/inplace-dev/inplace/pkg/bus"
+	"github.com/inplace-dev/inplace/pkg/imageref"
+	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/test/stack"
+	"github.com/inplace-dev/inplace/test/world"
+)
+
+func TestMain(m *testing.M) { world.Main(m, world.Options{}) }
+
+// env is one test: the shared world, a namespace, and inplace running on it.
+type env struct {
+	t  *testing.T
+	w  *world.World
+	ns string
+	s  *stack.Stack
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	w := world.Shared(t)
+	level := slog.LevelWarn
+	if os.Getenv("E2E_DEBUG") != "" {
+		level = slog.LevelDebug
+	}
+	s, err := stack.Start(t.Context(), w, stack.Options{Dir: t.TempDir(),
+		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	return &env{t: t, w: w, ns: w.NewNamespace(t), s: s}
+}
+
+// ref is the registry reference of repo:tag in the test's namespace.
+func (e *env) ref(repo, tag string) string {
+	return e.w.Registry.Host() + "/" + e.ns + "/" + repo + ":" + tag
+}
+
+// push pushes repo:tag (a real push: the registry notifies the receiver).
+func (e *env) push(repo, tag string, opts ...registryOpt) string {
+	e.t.Helper()
+	d, err := e.w.Registry.Push(e.t.Context(), e.ns+"/"+repo, tag, opts...)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return d
+}
+
+type workload struct {
+	name        string
+	replicas    int32
+	image       string
+	gate        bool
+	annotations map[string]string
+}
+
+// deploy creates a Deployment and waits until its pods are Ready.
+func (e *env) deploy(wl workload) {
+	e.t.Helper()
+	labels := map[string]string{"app": wl.name}
+	spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: wl.image}}}
+	if wl.gate {
+		spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: inplace.ReadinessGate}}
+	}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: wl.name, Namespace: e.ns, Annotations: wl.annotations},
+		Spec: appsv1.DeploymentSpec{Replicas: &wl.replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec}},
+	}
+	if _, err := e.w.Client().AppsV1().Deployments(e.ns).Create(e.t.Context(), d, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := world.WaitPods(e.t.Context(), e.w.Client(), e.ns, "app="+wl.name, 2*time.Minute, "all Ready",
+		world.AllReady(int(wl.replicas))); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// podInfo is what must not change about a pod upgraded in place, and what must.
+type podInfo struct {
+	UID          types.UID
+	Node, IP     string
+	Image        string
+	ImageID      string
+	RestartCount int32
+	Ready        bool
+}
+
+func (e *env) pods(app string) map[string]podInfo {
+	e.t.Helper()
+	list, err := e.w.Client().CoreV1().Pods(e.ns).List(e.t.Context(), metav1.ListOptions{LabelSelector: "app=" + app})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	out := map[string]podInfo{}
+	for _, p := range list.Items {
+		info := podInfo{UID: p.UID, Node: p.Spec.NodeName, IP: p.Status.PodIP, Image: p.Spec.Containers[0].Image, Ready: world.PodReady(&p)}
+		if cs := world.ContainerStatus(&p, "app"); cs != nil {
+			info.ImageID, info.RestartCount = cs.ImageID, cs.RestartCount
+		}
+		out[p.Name] = info
+	}
+	return out
+}
+
+// waitAllOn waits until n pods of app run digest and are Ready.
+func (e *env) waitAllOn(app string, n int, digest string, within time.Duration) {
+	e.t.Helper()
+	err := world.Eventually(e.t.Context(), within, app+" on "+digest[:19], func(context.Context) (bool, error) {
+		pods := e.pods(app)
+		if len(pods) != n {
+			return false, nil
+		}
+		for _, p := range pods {
+			if imageref.DigestOf(p.ImageID) != digest || !p.Ready {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		e.t.Fatalf("%v\npods: %+v", err, e.pods(app))
+	}
+}
+
+// stream returns every event on the stream so far whose type is in types
+// (all when none), in stream order.
+func (e *env) stream(types ...string) []cloudevents.Event {
+	e.t.Helper()
+	b := e.s.Bus
+	cfg := jetstream.OrderedConsumerConfig{}
+	for _, t := range types {
+		cfg.FilterSubjects = append(cfg.FilterSubjects, b.Config().Subject(t))
+	}
+	c, err := b.JetStream().OrderedConsumer(e.t.Context(), b.Config().Stream, cfg)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []cloudevents.Event
+	for {
+		batch, err := c.FetchNoWait(500)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		n := 0
+		for m := range batch.Messages() {
+			n++
+			ev, err := bus.Decode(e.t.Context(), m.Subject(), m.Headers(), m.Data())
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			out = append(out, ev)
+		}
+		if n == 0 {
+			return out
+		}
+	}
+}
+
+// waitEvent waits for an event of typ whose subject contains sub.
+func (e *env) waitEvent(typ, sub string, within time.Duration) cloudevents.Event {
+	e.t.Helper()
+	var found cloudevents.Event
+	err := world.Eventually(e.t.Context(), within, typ+" "+sub, func(context.Context) (bool, error) {
+		for _, ev := range e.stream(typ) {
+			if strings.Contains(ev.Subject(), sub) {
+				found = ev
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		e.t.Fatalf("%v; stream types: %v", err, e.types())
+	}
+	return found
+}
+
+// types summarises the stream: count per event type.
+func (e *env) types() map[string]int {
+	out := map[string]int{}
+	for _, ev := range e.stream() {
+		out[ev.Type()]++
+	}
+	return out
+}
+
+// kubeletEvents returns the kubelet's Events on pod, by reason, in time order.
+func (e *env) kubeletEvents(pod string) map[string][]string {
+	e.t.Helper()
+	list, err := e.w.Client().CoreV1().Events(e.ns).List(e.t.Context(), metav1.ListOptions{
+		FieldSelector: "involvedObject.name=" + pod})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].LastTimestamp.Before(&list.Items[j].LastTimestamp) })
+	out := map[string][]string{}
+	for _, ev := range list.Items {
+		out[ev.Reason] = append(out[ev.Reason], ev.Message)
+	}
+	return out
+}
