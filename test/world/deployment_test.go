@@ -18,7 +18,7 @@ import (
 // shortened so that missing node heartbeats would show within the suite.
 func TestMain(m *testing.M) {
 	world.Main(m, world.Options{ClusterOptions: cluster.Options{
-		ControllerManagerFlags: []string{"--node-monitor-grace-period=8s"},
+		ControllerManagerFlags: []string{"--node-monitor-grace-period=15s"},
 	}})
 }
 

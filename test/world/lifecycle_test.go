@@ -101,12 +101,12 @@ func TestScaleDownDeletesPods(t *testing.T) {
 }
 
 // TestNodesStayHealthy: with Lease renewals and status heartbeats the
-// node-lifecycle controller (grace shortened to 8s in TestMain) never
+// node-lifecycle controller (grace shortened to 15s in TestMain) never
 // marks a node NotReady or taints it.
 func TestNodesStayHealthy(t *testing.T) {
 	t.Parallel()
 	w := world.Shared(t)
-	deadline := time.Now().Add(12 * time.Second)
+	deadline := time.Now().Add(18 * time.Second)
 	for time.Now().Before(deadline) {
 		for _, name := range w.Kubelet.NodeNames() {
 			n, err := w.Client().CoreV1().Nodes().Get(t.Context(), name, metav1.GetOptions{})
