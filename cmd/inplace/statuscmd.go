@@ -1,0 +1,83 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/inplace-dev/inplace/pkg/bus"
+	"github.com/inplace-dev/inplace/pkg/history"
+)
+
+type statusOptions struct {
+	conn   natsFlags
+	bucket string
+	all    bool
+	recent time.Duration
+	output string
+}
+
+func newStatusCmd() *cobra.Command {
+	var o statusOptions
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show the rollouts in flight and the recent ones, with progress",
+		Long: `status reads the rollout of each workload from the KV bucket and shows
+one line each: phase (Running, Halted, Syncing, Completed), a progress bar
+of the pods that run the target (upgraded, or needing nothing), how many
+pods succeeded, are in flight, failed or were rolled back, the age, the
+upgrade id (for ` + "`inplace trace`" + `), the target and why a rollout halted.
+
+Rollouts not completed are always shown; completed ones only when they
+finished within --recent, or all with --all.`,
+		Example: `  inplace status
+  inplace status --all -o json`,
+		Args: cobra.NoArgs,
+	}
+	o.conn.bind(cmd.Flags())
+	cmd.Flags().StringVar(&o.bucket, "kv-bucket", bus.DefaultConfig().KVBucket, "KV bucket holding the rollouts")
+	cmd.Flags().BoolVar(&o.all, "all", false, "include every completed rollout")
+	cmd.Flags().DurationVar(&o.recent, "recent", time.Hour, "show rollouts completed within this long")
+	checkOutput := outputFlag(cmd.Flags(), &o.output, "text", "json")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := checkOutput(); err != nil {
+			return err
+		}
+		return runStatus(cmd, &o)
+	}
+	return cmd
+}
+
+func runStatus(cmd *cobra.Command, o *statusOptions) error {
+	c, err := o.conn.connect()
+	if err != nil {
+		return err
+	}
+	defer c.nc.Close()
+	rs, err := history.ReadRollouts(cmd.Context(), c.js, o.bucket)
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	sums := make([]history.Summary, 0, len(rs))
+	for _, r := range rs {
+		sums = append(sums, history.Summarize(r))
+	}
+	now := time.Now()
+	rows := history.SelectStatus(sums, o.all, o.recent, now)
+	out := cmd.OutOrStdout()
+	if o.output == "json" {
+		if rows == nil {
+			rows = []history.Summary{}
+		}
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}
+	if len(rows) == 0 {
+		_, err := fmt.Fprintf(out, "no rollout in flight or completed within %s (--all shows every rollout)\n", o.recent)
+		return err
+	}
+	return history.WriteStatus(out, rows, now)
+}

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/inplace-dev/inplace/pkg/bus"
+	"github.com/inplace-dev/inplace/pkg/history"
+)
+
+// toolCommands are the operator's tools: events (tail, export, import),
+// trace and status. They read the stream and the rollout bucket of a
+// running `inplace run` and never change their configuration.
+func toolCommands() []*cobra.Command {
+	events := &cobra.Command{
+		Use:   "events",
+		Short: "Tail, export and import the CloudEvents on the stream",
+	}
+	events.AddCommand(newTailCmd(), newExportCmd(), newImportCmd())
+	return []*cobra.Command{events, newTraceCmd(), newStatusCmd()}
+}
+
+// defaultToolsURL is where the embedded server of `inplace run` listens.
+const defaultToolsURL = "nats://127.0.0.1:4222"
+
+// natsFlags are the connection flags every tool shares.
+type natsFlags struct {
+	url    string
+	stream string
+}
+
+func (f *natsFlags) bind(fs *pflag.FlagSet) {
+	url := os.Getenv("INPLACE_NATS_URL")
+	if url == "" {
+		url = defaultToolsURL
+	}
+	stream := os.Getenv("INPLACE_STREAM")
+	if stream == "" {
+		stream = bus.DefaultConfig().Stream
+	}
+	fs.StringVar(&f.url, "nats-url", url, "NATS server holding the stream (env INPLACE_NATS_URL)")
+	fs.StringVar(&f.stream, "stream", stream, "JetStream stream name (env INPLACE_STREAM)")
+}
+
+// toolConn is a tool's connection to NATS.
+type toolConn struct {
+	nc *nats.Conn
+	js jetstream.JetStream
+}
+
+func (f *natsFlags) connect() (*toolConn, error) {
+	nc, err := nats.Connect(f.url, nats.Name("inplace-tools"), nats.Timeout(5*time.Second))
+	if err != nil {
+		return nil, fmt.Errorf("connect to NATS %s: %w", f.url, err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("jetstream on %s: %w", f.url, err)
+	}
+	return &toolConn{nc: nc, js: js}, nil
+}
+
+// openStream connects and opens the stream; close the connection when done.
+func (f *natsFlags) openStream(ctx context.Context) (*toolConn, *history.Stream, error) {
+	c, err := f.connect()
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := history.Open(ctx, c.js, f.stream)
+	if err != nil {
+		c.nc.Close()
+		return nil, nil, fmt.Errorf("%s: %w", f.url, err)
+	}
+	return c, s, nil
+}
+
+// outputFlag registers -o/--output with its allowed values, the first the default.
+func outputFlag(fs *pflag.FlagSet, dst *string, allowed ...string) func() error {
+	fs.StringVarP(dst, "output", "o", allowed[0], "output format: "+strings.Join(allowed, ", "))
+	return func() error {
+		if !slices.Contains(allowed, *dst) {
+			return fmt.Errorf("--output %q: want one of %s", *dst, strings.Join(allowed, ", "))
+		}
+		return nil
+	}
+}
+
+// typesFlag parses --type values (repeated or comma-separated).
+func parseTypes(values []string) ([]string, error) {
+	var out []string
+	for _, v := range values {
+		t, err := history.ParseType(v)
+		if err != nil {
+			return nil, fmt.Errorf("--type: %w", err)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
