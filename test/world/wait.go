@@ -11,10 +11,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// Eventually polls cond every 50ms until it returns true, an error, or
-// timeout passes; the error then names what was awaited and cond's last
-// error (a returned error ends the wait at once only if it is permanent:
-// wrap nothing, cond errors are treated as "not yet" and reported).
+// Eventually polls cond every 50ms until it returns true (with a nil
+// error) or timeout passes. An error from cond counts as "not yet"; on
+// timeout the returned error names what was awaited and cond's last error.
 func Eventually(ctx context.Context, timeout time.Duration, what string, cond func(context.Context) (bool, error)) error {
 	var last error
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
