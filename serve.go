@@ -1,0 +1,91 @@
+package function
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	fce "knative.dev/func-go/cloudevents"
+
+	"github.com/inplace-dev/inplace/pkg/app"
+	"github.com/inplace-dev/inplace/pkg/receiver"
+)
+
+// Serve is what the image runs in a Knative Service (`inplace function`):
+// the function under func-go's CloudEvents runtime, with RetryAfter; or,
+// when INPLACE_FUNCTIONS is "receiver", the webhook receiver publishing
+// image.pushed to K_SINK. It returns when ctx ends or on SIGTERM.
+func Serve(ctx context.Context) error {
+	if strings.TrimSpace(os.Getenv(FunctionsKey)) == "receiver" {
+		return serveReceiver(ctx, environ())
+	}
+	f := New()
+	svc := fce.New(f)
+	svc.Handler = f.RetryAfter(svc.Handler)
+	return svc.Start(ctx)
+}
+
+func environ() map[string]string {
+	m := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// serveReceiver runs the receiver behind HTTP on LISTEN_ADDRESS (or :PORT,
+// or :8080), with /healthz and /metrics.
+func serveReceiver(ctx context.Context, cfg map[string]string) error {
+	p, err := processFrom(cfg)
+	if err != nil {
+		return fmt.Errorf("receiver: %w", err)
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	pub, err := app.NewSinkPublisher(cfg["K_SINK"])
+	if err != nil {
+		return fmt.Errorf("receiver: %w", err)
+	}
+	reg := prometheus.NewRegistry()
+	h, err := app.NewKnativeReceiver(p, pub, reg, log)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle(receiver.PathPrefix, h)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	srv := &http.Server{Addr: listenAddress(cfg), Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	log.Info("inplace receiver ready", "addr", srv.Addr, "sink", pub.Target())
+	select {
+	case err := <-errc:
+		return fmt.Errorf("receiver on %s: %w", srv.Addr, err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func listenAddress(cfg map[string]string) string {
+	if a := cfg["LISTEN_ADDRESS"]; a != "" {
+		return a
+	}
+	if p := cfg["PORT"]; p != "" {
+		return ":" + p
+	}
+	return ":8080"
+}
