@@ -64,7 +64,9 @@ func outputs(in cloudevents.Event, n int) []cloudevents.Event {
 func outKey(i int) string { return string(rune('a' + i)) }
 
 // outID is the id of output i of an input with id inID.
-func outID(inID string, i int) string { return events.DeriveID(inID, events.RolloutCompleted, outKey(i)) }
+func outID(inID string, i int) string {
+	return events.DeriveID(inID, events.RolloutCompleted, outKey(i))
+}
 
 // withFakes makes a Function whose Start builds fns instead of the real ones.
 func withFakes(fns ...runner.Function) *Function {
