@@ -42,7 +42,7 @@ func TestLine(t *testing.T) {
 		{"halted", byType[events.RolloutHalted],
 			"10:02:15.500  rollout.halted       Deployment/shop/web      halted 2/3 succeeded, 1 rolled back; UpgradeRolledBack  [" + id + "]"},
 		{"dead letter", dead,
-			"10:02:12.250  dlq/verify           shop/web-0               pod.patched dead-lettered: pod has no state (after 10 deliveries)  [" + id + "]"},
+			"10:02:12.251  dlq/verify           shop/web-0               pod.patched dead-lettered: pod has no state (after 10 deliveries)  [" + id + "]"},
 		{"unreadable", Record{Seq: 7, Subject: "inplace.junk", Stored: t0, Err: errors.New("no specversion")},
 			"10:02:11.000  ?                    inplace.junk             unreadable message #7: no specversion"},
 	}

@@ -36,8 +36,13 @@ type DeadLetter struct {
 	Deliveries int    `json:"deliveries,omitempty"`
 }
 
-// Time is when the event happened: its CloudEvents time, else when it was stored.
+// Time is when the event happened: its CloudEvents time, else when it was
+// stored. A dead letter happened when it was stored (its event's time is
+// the original's).
 func (r Record) Time() time.Time {
+	if r.Dead != nil && !r.Stored.IsZero() {
+		return r.Stored
+	}
 	if t := r.Event.Time(); !t.IsZero() {
 		return t
 	}
