@@ -56,12 +56,10 @@ func runTrace(cmd *cobra.Command, o *traceOptions, upgradeID string) error {
 		return err
 	}
 	defer c.nc.Close()
-	col := history.NewCollector(upgradeID)
-	q := history.Query{Filter: history.Filter{DeadLetters: true}, Since: since}
-	if err := s.Read(cmd.Context(), q, col.Add); err != nil {
-		return fmt.Errorf("trace %s: %w", upgradeID, err)
+	recs, err := history.Collect(cmd.Context(), s, upgradeID, since)
+	if err != nil {
+		return fmt.Errorf("trace: %w", err)
 	}
-	recs := col.Records()
 	if len(recs) == 0 {
 		return fmt.Errorf("trace %s: no event of this upgrade in stream %s (it may be older than the stream's retention)", upgradeID, o.conn.stream)
 	}

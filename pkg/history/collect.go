@@ -1,7 +1,10 @@
 package history
 
 import (
+	"context"
+	"fmt"
 	"sort"
+	"time"
 
 	"github.com/inplace-dev/inplace/events"
 )
@@ -76,4 +79,24 @@ func sortRecords(rs []Record) {
 		}
 		return a.Time().Before(b.Time())
 	})
+}
+
+// Collect reads the records of upgradeID from s, from since on (zero: the
+// whole stream), in two passes: the upgrade's own events and dead letters
+// (messages naming another upgrade in their headers are not decoded), then
+// the image.pushed events stored before the first of them.
+func Collect(ctx context.Context, s *Stream, upgradeID string, since time.Time) ([]Record, error) {
+	c := NewCollector(upgradeID)
+	q := Query{Filter: Filter{UpgradeID: upgradeID, DeadLetters: true}, Since: since}
+	if err := s.Read(ctx, q, c.Add); err != nil {
+		return nil, fmt.Errorf("collect upgrade %s: %w", upgradeID, err)
+	}
+	if len(c.recs) == 0 {
+		return nil, nil
+	}
+	q = Query{Filter: Filter{Types: []string{events.Short(events.ImagePushed)}}, Since: since, Until: c.recs[0].Stored}
+	if err := s.Read(ctx, q, c.Add); err != nil {
+		return nil, fmt.Errorf("collect the push of upgrade %s: %w", upgradeID, err)
+	}
+	return c.Records(), nil
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/inplace-dev/inplace/events"
 )
 
@@ -92,6 +94,19 @@ func (f Filter) Match(r Record) bool {
 		}
 	}
 	return false
+}
+
+// upgradeIDHeader is the upgradeid extension as a binary-mode NATS header.
+const upgradeIDHeader = "ce-" + events.ExtUpgradeID
+
+// passesOver reports whether a message can be skipped without decoding it:
+// its headers name another upgrade than the one f selects.
+func (f Filter) passesOver(hdr nats.Header) bool {
+	if f.UpgradeID == "" {
+		return false
+	}
+	v := hdr.Get(upgradeIDHeader)
+	return v != "" && v != f.UpgradeID
 }
 
 // Subjects are the consumer filter subjects that deliver at least what f

@@ -102,10 +102,12 @@ func (s *Stream) each(ctx context.Context, it jetstream.MessagesContext, q Query
 		if !q.Until.IsZero() && md.Timestamp.After(q.Until) {
 			return nil
 		}
-		r := FromMsg(ctx, msg.Subject(), msg.Headers(), msg.Data(), md.Sequence.Stream, md.Timestamp)
-		if q.Filter.Match(r) {
-			if err := fn(r); err != nil {
-				return err
+		if !q.Filter.passesOver(msg.Headers()) {
+			r := FromMsg(ctx, msg.Subject(), msg.Headers(), msg.Data(), md.Sequence.Stream, md.Timestamp)
+			if q.Filter.Match(r) {
+				if err := fn(r); err != nil {
+					return err
+				}
 			}
 		}
 		if !q.Follow && (md.NumPending == 0 || md.Sequence.Stream >= last) {
