@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/bus/bustest"
 	"github.com/inplace-dev/inplace/pkg/history"
 )
 
@@ -190,5 +191,36 @@ func TestImportIsAllOrNothing(t *testing.T) {
 	}
 	if back, _, _ := dst.run(t.Context(), t, "", "events", "export"); len(exported(t, back)) != good-2 {
 		t.Errorf("stored %d events; want %d", len(exported(t, back)), good-2)
+	}
+}
+
+// A bare server has no stream: import refuses, unless told to create it
+// (for studying a history away from a live system).
+func TestImportCreatesTheStreamWhenAsked(t *testing.T) {
+	src := newToolWorld(t)
+	evs := chain(t, rolloutFor("web", "1.3.0", false))
+	src.publish(t, evs)
+	all, _, err := src.run(t.Context(), t, "", "events", "export")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare := &toolWorld{url: bustest.Server(t).URL()}
+	if _, _, err := bare.run(t.Context(), t, all, "events", "import", "-", "--stream", "STUDY"); err == nil ||
+		!strings.Contains(err.Error(), "STUDY: not found") {
+		t.Fatalf("import into a missing stream: %v", err)
+	}
+	out, _, err := bare.run(t.Context(), t, all, "events", "import", "-", "--stream", "STUDY", "--create")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("imported %d events: %d new", len(evs), len(evs)); !strings.Contains(out, want) {
+		t.Errorf("import --create: %s", out)
+	}
+	back, _, err := bare.run(t.Context(), t, "", "events", "export", "--stream", "STUDY")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := exported(t, back); len(got) != len(evs) {
+		t.Errorf("STUDY holds %d events; want %d", len(got), len(evs))
 	}
 }

@@ -15,6 +15,7 @@ import (
 type importOptions struct {
 	conn        natsFlags
 	skipInvalid bool
+	create      bool
 }
 
 func newImportCmd() *cobra.Command {
@@ -34,14 +35,16 @@ stream it came from, stores nothing new within that window; after it, the
 same events are stored again. Events the stream stores are delivered to the
 functions of a running ` + "`inplace run`" + ` like any other: importing an
 image.pushed into a live system starts a rollout. To study a history, import
-it into a stream no ` + "`inplace run`" + ` serves (--stream, or another server).
+it into a stream no ` + "`inplace run`" + ` serves: another --stream name or
+another server, with --create to set the stream up as ` + "`inplace run`" + ` would.
 Dead letters (from tail --dlq -o json) are refused.`,
 		Example: `  inplace events import rollout.jsonl
-  inplace events export --nats-url nats://prod:4222 | inplace events import -`,
+  inplace events export --nats-url nats://prod:4222 | inplace events import --stream STUDY --create -`,
 		Args: cobra.ExactArgs(1),
 	}
 	o.conn.bind(cmd.Flags())
 	cmd.Flags().BoolVar(&o.skipInvalid, "skip-invalid", false, "publish the valid lines even when others are malformed")
+	cmd.Flags().BoolVar(&o.create, "create", false, "set up the stream (inplace run's defaults) when it does not exist")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error { return runImport(cmd, &o, args[0]) }
 	return cmd
 }
@@ -61,7 +64,7 @@ func runImport(cmd *cobra.Command, o *importOptions, path string) error {
 		return fmt.Errorf("import %s: %d malformed lines, nothing published (--skip-invalid publishes the rest):\n%s",
 			path, len(bad), formatBad(bad))
 	}
-	c, s, err := o.conn.openStream(cmd.Context())
+	c, s, err := o.conn.open(cmd.Context(), o.create)
 	if err != nil {
 		return err
 	}

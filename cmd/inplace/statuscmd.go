@@ -36,7 +36,7 @@ finished within --recent, or all with --all.`,
   inplace status --all -o json`,
 		Args: cobra.NoArgs,
 	}
-	o.conn.bind(cmd.Flags())
+	o.conn.bindURL(cmd.Flags())
 	cmd.Flags().StringVar(&o.bucket, "kv-bucket", bus.DefaultConfig().KVBucket, "KV bucket holding the rollouts")
 	cmd.Flags().BoolVar(&o.all, "all", false, "include every completed rollout")
 	cmd.Flags().DurationVar(&o.recent, "recent", time.Hour, "show rollouts completed within this long")

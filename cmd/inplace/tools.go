@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -38,17 +40,23 @@ type natsFlags struct {
 	stream string
 }
 
+// bind registers --nats-url and --stream.
 func (f *natsFlags) bind(fs *pflag.FlagSet) {
-	url := os.Getenv("INPLACE_NATS_URL")
-	if url == "" {
-		url = defaultToolsURL
-	}
+	f.bindURL(fs)
 	stream := os.Getenv("INPLACE_STREAM")
 	if stream == "" {
 		stream = bus.DefaultConfig().Stream
 	}
-	fs.StringVar(&f.url, "nats-url", url, "NATS server holding the stream (env INPLACE_NATS_URL)")
 	fs.StringVar(&f.stream, "stream", stream, "JetStream stream name (env INPLACE_STREAM)")
+}
+
+// bindURL registers --nats-url alone, for a tool that does not read the stream.
+func (f *natsFlags) bindURL(fs *pflag.FlagSet) {
+	url := os.Getenv("INPLACE_NATS_URL")
+	if url == "" {
+		url = defaultToolsURL
+	}
+	fs.StringVar(&f.url, "nats-url", url, "NATS server holding the stream (env INPLACE_NATS_URL)")
 }
 
 // toolConn is a tool's connection to NATS.
@@ -72,11 +80,24 @@ func (f *natsFlags) connect() (*toolConn, error) {
 
 // openStream connects and opens the stream; close the connection when done.
 func (f *natsFlags) openStream(ctx context.Context) (*toolConn, *history.Stream, error) {
+	return f.open(ctx, false)
+}
+
+// open connects and opens the stream, creating it as `inplace run` would
+// when create is set and it is missing; an existing stream is never changed.
+func (f *natsFlags) open(ctx context.Context, create bool) (*toolConn, *history.Stream, error) {
 	c, err := f.connect()
 	if err != nil {
 		return nil, nil, err
 	}
 	s, err := history.Open(ctx, c.js, f.stream)
+	if create && errors.Is(err, jetstream.ErrStreamNotFound) {
+		cfg := bus.DefaultConfig()
+		cfg.Stream = f.stream
+		if _, err = bus.Connect(ctx, c.nc, cfg, slog.New(slog.DiscardHandler)); err == nil {
+			s, err = history.Open(ctx, c.js, f.stream)
+		}
+	}
 	if err != nil {
 		c.nc.Close()
 		return nil, nil, fmt.Errorf("%s: %w", f.url, err)

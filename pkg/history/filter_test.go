@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/nats-io/nats.go"
 
 	"github.com/inplace-dev/inplace/events"
 )
@@ -148,6 +149,34 @@ func TestParseTime(t *testing.T) {
 			got, err := ParseTime(tt.in, now)
 			if (err != nil) != tt.wantErr || !got.Equal(tt.want) {
 				t.Errorf("ParseTime(%q) = %v, %v; want %v (error %v)", tt.in, got, err, tt.want, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestPassesOver(t *testing.T) {
+	hdr := func(id string) nats.Header {
+		h := nats.Header{}
+		if id != "" {
+			h.Set("ce-upgradeid", id)
+		}
+		return h
+	}
+	tests := []struct {
+		name string
+		f    Filter
+		hdr  nats.Header
+		want bool
+	}{
+		{"no upgrade filter", Filter{}, hdr("u-2"), false},
+		{"same upgrade", Filter{UpgradeID: "u-1"}, hdr("u-1"), false},
+		{"other upgrade", Filter{UpgradeID: "u-1"}, hdr("u-2"), true},
+		{"no header: decode to know", Filter{UpgradeID: "u-1"}, hdr(""), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.f.passesOver(tt.hdr); got != tt.want {
+				t.Errorf("passesOver = %v; want %v", got, tt.want)
 			}
 		})
 	}
