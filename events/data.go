@@ -88,8 +88,11 @@ type Plan struct {
 	// ReadinessGate is set when the pod declares the inplace.dev/ready gate.
 	ReadinessGate bool `json:"readinessGate,omitempty"`
 	// VerifySeconds bounds how long verify waits before it rolls back.
-	VerifySeconds int       `json:"verifySeconds,omitempty"`
-	PlannedAt     time.Time `json:"plannedAt,omitzero"`
+	VerifySeconds int `json:"verifySeconds,omitempty"`
+	// MinReadySeconds is the workload's spec.minReadySeconds: how long each
+	// upgraded container must run Ready before verify calls it done.
+	MinReadySeconds int       `json:"minReadySeconds,omitempty"`
+	PlannedAt       time.Time `json:"plannedAt,omitzero"`
 }
 
 // Validate implements Validator.

@@ -75,10 +75,11 @@ func target(w kube.Workload, d config.Defaults) Target {
 // rolloutOptions are a target's settings for its rollout.
 func (t Target) rolloutOptions() rollout.Options {
 	return rollout.Options{
-		Budget:         t.Options.Budget(t.Workload.Replicas),
-		GraceSeconds:   t.Options.GraceSeconds,
-		Prepull:        t.Options.Prepull,
-		VerifySeconds:  t.Options.VerifySeconds,
-		OrderByOrdinal: t.Workload.Ref.Kind == "StatefulSet",
+		Budget:          t.Options.Budget(t.Workload.Replicas),
+		GraceSeconds:    t.Options.GraceSeconds,
+		Prepull:         t.Options.Prepull,
+		VerifySeconds:   t.Options.VerifySeconds,
+		MinReadySeconds: t.Workload.MinReadySeconds,
+		OrderByOrdinal:  t.Workload.Ref.Kind == "StatefulSet",
 	}
 }

@@ -76,17 +76,18 @@ func stalled(r *rollout.Rollout) bool {
 // upgrade and the pod, so re-emitting it is always deduplicated.
 func (f *Function) plannedEvent(in cloudevents.Event, r *rollout.Rollout, p *rollout.Pod) (cloudevents.Event, error) {
 	plan := events.Plan{
-		UpgradeID:     p.UpgradeID,
-		Pod:           events.PodRef{Namespace: r.Workload.Namespace, Name: p.Name, UID: p.UID, Node: p.Node},
-		Owner:         r.Workload,
-		Containers:    p.Containers,
-		Target:        r.Target(),
-		Wave:          p.Wave,
-		GraceSeconds:  r.Options.GraceSeconds,
-		Prepull:       r.Options.Prepull,
-		ReadinessGate: p.ReadinessGate,
-		VerifySeconds: r.Options.VerifySeconds,
-		PlannedAt:     r.UpdatedAt,
+		UpgradeID:       p.UpgradeID,
+		Pod:             events.PodRef{Namespace: r.Workload.Namespace, Name: p.Name, UID: p.UID, Node: p.Node},
+		Owner:           r.Workload,
+		Containers:      p.Containers,
+		Target:          r.Target(),
+		Wave:            p.Wave,
+		GraceSeconds:    r.Options.GraceSeconds,
+		Prepull:         r.Options.Prepull,
+		ReadinessGate:   p.ReadinessGate,
+		VerifySeconds:   r.Options.VerifySeconds,
+		MinReadySeconds: r.Options.MinReadySeconds,
+		PlannedAt:       r.UpdatedAt,
 	}
 	id := events.DeriveID(plan.UpgradeID+"/"+p.UID, events.UpgradePlanned, "")
 	e, err := events.Follow(in, id, events.UpgradePlanned, events.Source(Name), plan.Pod.String(), plan)

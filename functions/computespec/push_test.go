@@ -20,7 +20,7 @@ func TestPushPlansOptedInPodsOfTheRepository(t *testing.T) {
 	web12, _ := e.image("web", "1.2.0")
 	other, _ := e.image("other", "7.0.0")
 	_, d13 := e.image("web", "1.3.0")
-	e.create(spec{name: "web", replicas: 3, containers: []corev1.Container{container("app", web12)},
+	e.create(spec{name: "web", replicas: 3, minReady: 4, containers: []corev1.Container{container("app", web12)},
 		annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "100%"}})
 	e.create(spec{name: "plain", replicas: 2, containers: []corev1.Container{container("app", web12)}})
 	e.create(spec{name: "unrelated", replicas: 1, containers: []corev1.Container{container("app", other)},
@@ -47,7 +47,7 @@ func TestPushPlansOptedInPodsOfTheRepository(t *testing.T) {
 		if diff := cmp.Diff(want, p.Containers); diff != "" {
 			t.Errorf("%s containers (-want +got):\n%s", name, diff)
 		}
-		if p.UpgradeID == "" || p.Pod.UID == "" || p.Pod.Node == "" || p.Wave != 1 || !p.Prepull {
+		if p.UpgradeID == "" || p.Pod.UID == "" || p.Pod.Node == "" || p.Wave != 1 || !p.Prepull || p.MinReadySeconds != 4 {
 			t.Errorf("%s plan incomplete: %+v", name, p)
 		}
 	}

@@ -81,6 +81,7 @@ type spec struct {
 	kind        string // Deployment (default) or StatefulSet
 	name        string
 	replicas    int32
+	minReady    int32
 	annotations map[string]string
 	containers  []corev1.Container
 	init        []corev1.Container
@@ -102,7 +103,7 @@ func (e *env) create(s spec) {
 				PodManagementPolicy: appsv1.ParallelPodManagement}}, metav1.CreateOptions{})
 	} else {
 		_, err = e.w.Client().AppsV1().Deployments(e.ns).Create(ctx, &appsv1.Deployment{ObjectMeta: meta,
-			Spec: appsv1.DeploymentSpec{Replicas: &s.replicas, Selector: sel, Template: tmpl}}, metav1.CreateOptions{})
+			Spec: appsv1.DeploymentSpec{Replicas: &s.replicas, MinReadySeconds: s.minReady, Selector: sel, Template: tmpl}}, metav1.CreateOptions{})
 	}
 	if err != nil {
 		e.t.Fatalf("create %s: %v", s.name, err)

@@ -143,7 +143,9 @@ func (f *Function) limits(plan events.Plan) limits {
 		}
 		secs = d.Policy.VerifySeconds
 	}
-	return limits{verify: time.Duration(secs) * time.Second, pullErrors: f.d.PullErrors, minReady: f.d.MinReady}
+	// The workload's own minReadySeconds, when longer than the default.
+	minReady := max(f.d.MinReady, time.Duration(plan.MinReadySeconds)*time.Second)
+	return limits{verify: time.Duration(secs) * time.Second, pullErrors: f.d.PullErrors, minReady: minReady}
 }
 
 // gateToOpen reports whether the pod declares the gate and it is not True.

@@ -90,5 +90,6 @@ func previous(pod *corev1.Pod, c specContainer, cp events.ContainerPlan) Contain
 func newState(plan events.Plan, now time.Time) State {
 	return State{UpgradeID: plan.UpgradeID, Target: plan.Target, Phase: PhasePatched, PatchedAt: now.UTC(),
 		Owner: plan.Owner, Wave: plan.Wave, GraceSeconds: plan.GraceSeconds, VerifySeconds: plan.VerifySeconds,
-		Prepull: plan.Prepull, ReadinessGate: plan.ReadinessGate, PlannedAt: plan.PlannedAt}
+		MinReadySeconds: plan.MinReadySeconds,
+		Prepull:         plan.Prepull, ReadinessGate: plan.ReadinessGate, PlannedAt: plan.PlannedAt}
 }

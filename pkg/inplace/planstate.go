@@ -18,14 +18,15 @@ func PlanFromState(pod *corev1.Pod, st *State) events.Plan {
 		UpgradeID: st.UpgradeID,
 		Pod: events.PodRef{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID),
 			Node: pod.Spec.NodeName},
-		Owner:         st.Owner,
-		Target:        st.Target,
-		Wave:          st.Wave,
-		GraceSeconds:  st.GraceSeconds,
-		Prepull:       st.Prepull,
-		ReadinessGate: st.ReadinessGate,
-		VerifySeconds: st.VerifySeconds,
-		PlannedAt:     st.PlannedAt,
+		Owner:           st.Owner,
+		Target:          st.Target,
+		Wave:            st.Wave,
+		GraceSeconds:    st.GraceSeconds,
+		Prepull:         st.Prepull,
+		ReadinessGate:   st.ReadinessGate,
+		VerifySeconds:   st.VerifySeconds,
+		MinReadySeconds: st.MinReadySeconds,
+		PlannedAt:       st.PlannedAt,
 	}
 	for _, c := range st.Containers {
 		p.Containers = append(p.Containers, events.ContainerPlan{

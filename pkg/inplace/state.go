@@ -45,13 +45,14 @@ type State struct {
 
 	// The rest of the plan, so that a function holding only the pod (verify
 	// on pod.updated) can rebuild it with PlanFromState.
-	Owner         events.ObjectRef `json:"owner,omitzero"`
-	Wave          int              `json:"wave,omitempty"`
-	GraceSeconds  int              `json:"graceSeconds,omitempty"`
-	VerifySeconds int              `json:"verifySeconds,omitempty"`
-	Prepull       bool             `json:"prepull,omitempty"`
-	ReadinessGate bool             `json:"readinessGate,omitempty"`
-	PlannedAt     time.Time        `json:"plannedAt,omitzero"`
+	Owner           events.ObjectRef `json:"owner,omitzero"`
+	Wave            int              `json:"wave,omitempty"`
+	GraceSeconds    int              `json:"graceSeconds,omitempty"`
+	VerifySeconds   int              `json:"verifySeconds,omitempty"`
+	MinReadySeconds int              `json:"minReadySeconds,omitempty"`
+	Prepull         bool             `json:"prepull,omitempty"`
+	ReadinessGate   bool             `json:"readinessGate,omitempty"`
+	PlannedAt       time.Time        `json:"plannedAt,omitzero"`
 }
 
 // ContainerState is one changed container, as it was before the patch.

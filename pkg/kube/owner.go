@@ -17,6 +17,8 @@ type Workload struct {
 	Ref      events.ObjectRef
 	Meta     metav1.ObjectMeta
 	Replicas int
+	// MinReadySeconds is the workload's spec.minReadySeconds.
+	MinReadySeconds int
 	// Object is the *appsv1.Deployment, StatefulSet, DaemonSet, ReplicaSet or *corev1.Pod.
 	Object any
 }
@@ -57,23 +59,23 @@ func (c *Cache) Get(ref events.ObjectRef) (Workload, bool, error) {
 func (c *Cache) workload(kind, ns, name string) (Workload, bool, error) {
 	ref := events.ObjectRef{Kind: kind, Namespace: ns, Name: name}
 	var obj metav1.Object
-	replicas := 1
+	replicas, minReady := 1, 0
 	var err error
 	switch kind {
 	case "Deployment":
 		var d *appsv1.Deployment
 		if d, err = c.Deployments.Deployments(ns).Get(name); err == nil {
-			obj, replicas = d, int(ptrOr(d.Spec.Replicas, 1))
+			obj, replicas, minReady = d, int(ptrOr(d.Spec.Replicas, 1)), int(d.Spec.MinReadySeconds)
 		}
 	case "StatefulSet":
 		var s *appsv1.StatefulSet
 		if s, err = c.StatefulSets.StatefulSets(ns).Get(name); err == nil {
-			obj, replicas = s, int(ptrOr(s.Spec.Replicas, 1))
+			obj, replicas, minReady = s, int(ptrOr(s.Spec.Replicas, 1)), int(s.Spec.MinReadySeconds)
 		}
 	case "DaemonSet":
 		var d *appsv1.DaemonSet
 		if d, err = c.DaemonSets.DaemonSets(ns).Get(name); err == nil {
-			obj, replicas = d, int(d.Status.DesiredNumberScheduled)
+			obj, replicas, minReady = d, int(d.Status.DesiredNumberScheduled), int(d.Spec.MinReadySeconds)
 		}
 	case "ReplicaSet":
 		var rs *appsv1.ReplicaSet
@@ -92,7 +94,7 @@ func (c *Cache) workload(kind, ns, name string) (Workload, bool, error) {
 		return Workload{}, false, ignoreNotFound(err)
 	}
 	ref.UID = string(obj.GetUID())
-	return Workload{Ref: ref, Meta: *metaOf(obj), Replicas: replicas, Object: obj}, true, nil
+	return Workload{Ref: ref, Meta: *metaOf(obj), Replicas: replicas, MinReadySeconds: minReady, Object: obj}, true, nil
 }
 
 func metaOf(o metav1.Object) *metav1.ObjectMeta {
@@ -107,7 +109,7 @@ func podWorkload(p *corev1.Pod) Workload {
 
 func replicaSetWorkload(rs *appsv1.ReplicaSet) Workload {
 	return Workload{Ref: events.ObjectRef{Kind: "ReplicaSet", Namespace: rs.Namespace, Name: rs.Name, UID: string(rs.UID)},
-		Meta: *metaOf(rs), Replicas: int(ptrOr(rs.Spec.Replicas, 1)), Object: rs}
+		Meta: *metaOf(rs), Replicas: int(ptrOr(rs.Spec.Replicas, 1)), MinReadySeconds: int(rs.Spec.MinReadySeconds), Object: rs}
 }
 
 // PodsOf returns the live pods of a workload (not terminating), by name.

@@ -63,6 +63,8 @@ type Options struct {
 	GraceSeconds  int  `json:"graceSeconds,omitempty"`
 	Prepull       bool `json:"prepull"`
 	VerifySeconds int  `json:"verifySeconds,omitempty"`
+	// MinReadySeconds is the workload's spec.minReadySeconds.
+	MinReadySeconds int `json:"minReadySeconds,omitempty"`
 	// OrderByOrdinal: StatefulSet pods go highest ordinal first.
 	OrderByOrdinal bool `json:"orderByOrdinal,omitempty"`
 }

@@ -69,6 +69,7 @@ type workload struct {
 	replicas    int32
 	image       string
 	gate        bool
+	minReady    int32
 	annotations map[string]string
 }
 
@@ -82,7 +83,7 @@ func (e *env) deploy(wl workload) {
 	}
 	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: wl.name, Namespace: e.ns, Annotations: wl.annotations},
-		Spec: appsv1.DeploymentSpec{Replicas: &wl.replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Spec: appsv1.DeploymentSpec{Replicas: &wl.replicas, MinReadySeconds: wl.minReady, Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec}},
 	}
 	if _, err := e.w.Client().AppsV1().Deployments(e.ns).Create(e.t.Context(), d, metav1.CreateOptions{}); err != nil {
@@ -146,14 +147,16 @@ func (e *env) waitAllOn(app string, n int, digest string, within time.Duration) 
 func (e *env) stream(types ...string) []cloudevents.Event {
 	e.t.Helper()
 	b := e.s.Bus
-	cfg := jetstream.OrderedConsumerConfig{}
+	cfg := jetstream.ConsumerConfig{AckPolicy: jetstream.AckNonePolicy, InactiveThreshold: 10 * time.Second}
 	for _, t := range types {
 		cfg.FilterSubjects = append(cfg.FilterSubjects, b.Config().Subject(t))
 	}
-	c, err := b.JetStream().OrderedConsumer(e.t.Context(), b.Config().Stream, cfg)
+	ctx := e.t.Context()
+	c, err := b.JetStream().CreateConsumer(ctx, b.Config().Stream, cfg)
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	defer func() { _ = b.JetStream().DeleteConsumer(ctx, b.Config().Stream, c.CachedInfo().Name) }()
 	var out []cloudevents.Event
 	for {
 		batch, err := c.FetchNoWait(500)
