@@ -2,7 +2,9 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -63,12 +65,23 @@ func runExport(cmd *cobra.Command, o *exportOptions) error {
 		return err
 	}
 	defer c.nc.Close()
-	w := bufio.NewWriter(cmd.OutOrStdout())
-	n := 0
 	q := history.Query{Filter: history.Filter{Types: types, UpgradeID: o.upgrade}, Since: since, Until: until}
-	err = s.Read(cmd.Context(), q, func(r history.Record) error {
+	n, err := writeLines(cmd.Context(), s, q, cmd.OutOrStdout(), cmd.ErrOrStderr())
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "exported %d events\n", n)
+	return nil
+}
+
+// writeLines writes the records q selects as JSON lines and counts them;
+// a message that is not a CloudEvent is reported on errW and skipped.
+func writeLines(ctx context.Context, s *history.Stream, q history.Query, out, errW io.Writer) (int, error) {
+	w := bufio.NewWriter(out)
+	n := 0
+	err := s.Read(ctx, q, func(r history.Record) error {
 		if r.Err != nil {
-			fmt.Fprintf(cmd.ErrOrStderr(), "skipped message #%d on %s: %v\n", r.Seq, r.Subject, r.Err)
+			fmt.Fprintf(errW, "skipped message #%d on %s: %v\n", r.Seq, r.Subject, r.Err)
 			return nil
 		}
 		b, err := history.MarshalLine(r)
@@ -80,11 +93,7 @@ func runExport(cmd *cobra.Command, o *exportOptions) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("export: %w", err)
+		return n, err
 	}
-	if err := w.Flush(); err != nil {
-		return fmt.Errorf("export: %w", err)
-	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "exported %d events\n", n)
-	return nil
+	return n, w.Flush()
 }
