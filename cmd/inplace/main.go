@@ -8,11 +8,13 @@ import (
 	"os"
 
 	"knative.dev/pkg/signals"
+
+	"github.com/inplace-dev/inplace/cmd/inplace/cli"
 )
 
 func main() {
 	ctx := signals.NewContext()
-	if err := newRoot().ExecuteContext(ctx); err != nil {
+	if err := cli.NewRoot().ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "inplace:", err)
 		os.Exit(1)
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -7,10 +7,12 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// version is set at build time with -ldflags "-X main.version=v0.1.0".
+// version is set at build time with
+// -ldflags "-X github.com/inplace-dev/inplace/cmd/inplace/cli.version=v0.1.0".
 var version = "dev"
 
-func newRoot() *cobra.Command {
+// NewRoot is the inplace command with every subcommand.
+func NewRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "inplace",
 		Short: "Event-driven, in-place upgrades of Kubernetes pods",
@@ -21,7 +23,8 @@ run as functions chained through a NATS JetStream stream of CloudEvents.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCmd(), newVersionCmd())
+	root.AddCommand(newRunCmd(), newVersionCmd(), newPlanCmd())
+	root.AddCommand(toolCommands()...)
 	return root
 }
 
