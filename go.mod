@@ -164,6 +164,7 @@ require (
 	k8s.io/kubectl v0.35.7 // indirect
 	k8s.io/utils v0.0.0-20251002143259-bc988d571ff4 // indirect
 	knative.dev/func-go v0.22.0 // indirect
+	knative.dev/networking v0.0.0-20260727162500-c7a7b772cac9 // indirect
 	knative.dev/pkg v0.0.0-20260727151759-521cb33b33dd // indirect
 	knative.dev/serving v0.50.0 // indirect
 	sigs.k8s.io/gateway-api v1.1.0 // indirect
