@@ -55,8 +55,13 @@ func Derive(in cloudevents.Event, typ, source, key, subject string, data any) (c
 // Follow builds an output event of in with an id chosen by the caller: for
 // outputs that mean "this pod's upgrade reached a state", whose id must not
 // depend on which input led there (DeriveID(upgradeID+"/"+podUID, typ, "")).
-// Extensions are carried as by Derive.
+// Extensions are carried as by Derive. The outputs of a replayed input get
+// ids of their own (folding in the replay's name), so they neither collide
+// with the originals in the stream's dedup window nor pass for them.
 func Follow(in cloudevents.Event, id, typ, source, subject string, data any) (cloudevents.Event, error) {
+	if r := Ext(in, ExtReplay); r != "" {
+		id = DeriveID(id, "replay", r)
+	}
 	out, err := New(id, typ, source, subject, data)
 	if err != nil {
 		return out, err

@@ -124,6 +124,22 @@ func TestDeriveIsDeterministic(t *testing.T) {
 	}
 }
 
+func TestReplayedInputsGetOutputsOfTheirOwn(t *testing.T) {
+	in, _ := New("in-1", ImagePushed, Source("receiver"), "x", samples()[ImagePushed])
+	id := DeriveID("u-1/uid-1", UpgradePlanned, "")
+	orig, _ := Follow(in, id, UpgradePlanned, Source("compute-spec"), "s", samplePlan())
+	in.SetExtension(ExtReplay, "r-1")
+	replayed, _ := Follow(in, id, UpgradePlanned, Source("compute-spec"), "s", samplePlan())
+	in.SetExtension(ExtReplay, "r-2")
+	other, _ := Follow(in, id, UpgradePlanned, Source("compute-spec"), "s", samplePlan())
+	if orig.ID() != id || replayed.ID() == id || replayed.ID() == other.ID() {
+		t.Errorf("ids: original %s replayed %s other replay %s", orig.ID(), replayed.ID(), other.ID())
+	}
+	if Ext(replayed, ExtReplay) != "r-1" {
+		t.Errorf("replay marker not carried")
+	}
+}
+
 func TestValidationNamesTheField(t *testing.T) {
 	plan := samplePlan()
 	noUID := plan

@@ -3,7 +3,10 @@ package app
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"time"
+
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/inplace-dev/inplace/functions/computespec"
 	"github.com/inplace-dev/inplace/functions/patchpod"
@@ -12,6 +15,7 @@ import (
 	"github.com/inplace-dev/inplace/pkg/bus"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/kube"
+	"github.com/inplace-dev/inplace/pkg/runner"
 	"github.com/inplace-dev/inplace/pkg/templatesync"
 	"github.com/inplace-dev/inplace/pkg/watcher"
 )
@@ -19,28 +23,55 @@ import (
 // sweepEvery is how often stale pre-pull pods are looked for.
 const sweepEvery = time.Minute
 
+// FunctionDeps are what the functions run against.
+type FunctionDeps struct {
+	Kube     kubernetes.Interface
+	Cache    computespec.Cache
+	Store    computespec.Store
+	Defaults *config.Store
+	// Events records Kubernetes Events on pods and workloads; off for dry runs.
+	Events bool
+	Log    *slog.Logger
+}
+
+// Functions makes the named functions of the chain, and the loops they
+// need beside them (the pre-pull sweep).
+func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Function, []func(context.Context)) {
+	var fns []runner.Function
+	var loops []func(context.Context)
+	recorder := func(name string) kube.Recorder {
+		if !d.Events {
+			return nil
+		}
+		return kube.NewRecorder(ctx, d.Kube, "inplace-"+name)
+	}
+	if slices.Contains(names, computespec.Name) {
+		syncer := &templatesync.Syncer{Client: d.Kube, Recorder: recorder(computespec.Name), Log: d.Log.With("function", computespec.Name)}
+		fns = append(fns, computespec.New(computespec.Deps{Cache: d.Cache, Store: d.Store, Defaults: d.Defaults,
+			Syncer: syncer, Log: d.Log.With("function", computespec.Name)}))
+	}
+	if slices.Contains(names, prepull.Name) {
+		f := prepull.New(prepull.Deps{Client: d.Kube, Config: d.Defaults, Log: d.Log.With("function", prepull.Name)})
+		fns = append(fns, f)
+		loops = append(loops, func(ctx context.Context) { every(ctx, sweepEvery, f.Sweep, d.Log) })
+	}
+	if slices.Contains(names, patchpod.Name) {
+		fns = append(fns, patchpod.New(patchpod.Deps{Client: d.Kube, Recorder: recorder(patchpod.Name),
+			Log: d.Log.With("function", patchpod.Name)}))
+	}
+	if slices.Contains(names, verify.Name) {
+		fns = append(fns, verify.New(verify.Deps{Client: d.Kube, Config: d.Defaults, Recorder: recorder(verify.Name),
+			Log: d.Log.With("function", verify.Name)}))
+	}
+	return fns, loops
+}
+
 // buildFunctions makes the functions p names, and the pod watcher.
 func (a *App) buildFunctions(ctx context.Context, p *config.Process, pub watcher.Publisher, log *slog.Logger) error {
-	if p.Runs(computespec.Name) {
-		syncer := &templatesync.Syncer{Client: a.Kube, Recorder: kube.NewRecorder(ctx, a.Kube, "inplace-"+computespec.Name),
-			Log: log.With("function", computespec.Name)}
-		a.Functions = append(a.Functions, computespec.New(computespec.Deps{
-			Cache: a.Cache, Store: a.KV, Defaults: a.Defaults, Syncer: syncer, Log: log.With("function", computespec.Name),
-		}))
-	}
-	if p.Runs(prepull.Name) {
-		f := prepull.New(prepull.Deps{Client: a.Kube, Config: a.Defaults, Log: log.With("function", prepull.Name)})
-		a.Functions = append(a.Functions, f)
-		a.Background = append(a.Background, func(ctx context.Context) { every(ctx, sweepEvery, f.Sweep, log) })
-	}
-	if p.Runs(patchpod.Name) {
-		a.Functions = append(a.Functions, patchpod.New(patchpod.Deps{Client: a.Kube,
-			Recorder: kube.NewRecorder(ctx, a.Kube, "inplace-"+patchpod.Name), Log: log.With("function", patchpod.Name)}))
-	}
-	if p.Runs(verify.Name) {
-		a.Functions = append(a.Functions, verify.New(verify.Deps{Client: a.Kube, Config: a.Defaults,
-			Recorder: kube.NewRecorder(ctx, a.Kube, "inplace-"+verify.Name), Log: log.With("function", verify.Name)}))
-	}
+	fns, loops := Functions(ctx, p.Functions, FunctionDeps{Kube: a.Kube, Cache: a.Cache, Store: a.KV,
+		Defaults: a.Defaults, Events: true, Log: log})
+	a.Functions = append(a.Functions, fns...)
+	a.Background = append(a.Background, loops...)
 	if p.WatchPods {
 		w, err := watcher.New(a.Cache.PodInformer(), a.Kube, pub, watcher.Options{Log: log.With("function", "pod-watcher")})
 		if err != nil {

@@ -54,6 +54,8 @@ type Query struct {
 	Since time.Time
 	// New starts with the messages stored after the read begins.
 	New bool
+	// StartSeq, when set, starts at this stream sequence.
+	StartSeq uint64
 	// Until stops at the first message stored after it.
 	Until time.Time
 	// Follow keeps waiting for new messages until ctx ends; otherwise Read
@@ -126,6 +128,8 @@ func (s *Stream) consumerConfig(q Query) jetstream.OrderedConsumerConfig {
 	switch {
 	case q.New:
 		cfg.DeliverPolicy = jetstream.DeliverNewPolicy
+	case q.StartSeq > 0:
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, q.StartSeq
 	case !q.Since.IsZero():
 		since := q.Since
 		cfg.DeliverPolicy, cfg.OptStartTime = jetstream.DeliverByStartTimePolicy, &since

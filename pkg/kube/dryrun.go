@@ -37,6 +37,8 @@ type DryRun struct {
 // admits and computes it, and stores nothing. Reads go through unchanged.
 func (d *DryRun) Wrap(cfg *rest.Config) *rest.Config {
 	c := rest.CopyConfig(cfg)
+	// JSON both ways, so the recorded answers can be read and diffed.
+	c.ContentType, c.AcceptContentTypes = "application/json", "application/json"
 	c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &dryRunTransport{next: rt, d: d} })
 	return c
 }

@@ -10,6 +10,9 @@ import (
 	"k8s.io/client-go/tools/record"
 )
 
+// Recorder records Kubernetes Events (record.EventRecorder).
+type Recorder = record.EventRecorder
+
 // NewRecorder returns an EventRecorder writing Kubernetes Events as
 // component (so `kubectl describe` tells the story) until ctx ends.
 func NewRecorder(ctx context.Context, client kubernetes.Interface, component string) record.EventRecorder {

@@ -1,0 +1,166 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/app"
+	"github.com/inplace-dev/inplace/pkg/bus"
+	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/kube"
+	"github.com/inplace-dev/inplace/pkg/replay"
+)
+
+// dryRunReplay runs the events through functions built here on a dry-run client.
+func dryRunReplay(cmd *cobra.Command, f *replayFlags, evs []cloudevents.Event) error {
+	ctx := cmd.Context()
+	cfg, err := kube.CLIConfig(f.kubeconfig)
+	if err != nil {
+		return err
+	}
+	live, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	writes := &kube.DryRun{}
+	client, err := kube.Client(writes.Wrap(cfg))
+	if err != nil {
+		return err
+	}
+	cache, err := kube.NewCache(live, 0)
+	if err != nil {
+		return err
+	}
+	if err := cache.Start(ctx); err != nil {
+		return err
+	}
+	defaults, err := loadDefaults(cmd, live, f.namespace)
+	if err != nil {
+		return err
+	}
+	names := []string{f.to}
+	if f.to == "" {
+		names = []string{"compute-spec", "pre-pull", "patch-pod", "verify"}
+	}
+	fns, _ := app.Functions(ctx, names, app.FunctionDeps{Kube: client, Cache: cache, Store: replay.NewMemStore(rolloutSeed(ctx, f)),
+		Defaults: config.NewStore(defaults, slog.New(slog.DiscardHandler)), Log: slog.New(slog.DiscardHandler)})
+	dr := &replay.DryRunner{Functions: fns, Writes: writes, Live: live.CoreV1().RESTClient()}
+	var all []replay.Result
+	for _, e := range evs {
+		rs, err := dr.Run(ctx, replay.Mark(e, f.name), f.to)
+		if err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "skipping %s %s: %v\n", e.Type(), e.ID(), err)
+			continue
+		}
+		all = append(all, rs...)
+	}
+	if f.output == "json" {
+		return writeResultsJSON(cmd.OutOrStdout(), all)
+	}
+	writeResults(cmd.OutOrStdout(), f.name, len(evs), all)
+	return nil
+}
+
+// rolloutSeed copies the rollout bucket, so compute-spec starts from the
+// state the running system has; without NATS it starts empty.
+func rolloutSeed(ctx context.Context, f *replayFlags) map[string][]byte {
+	seed := map[string][]byte{}
+	c, err := f.nats.connect()
+	if err != nil {
+		return seed
+	}
+	defer c.nc.Close()
+	kv, err := c.js.KeyValue(ctx, bus.DefaultConfig().KVBucket)
+	if err != nil {
+		return seed
+	}
+	keys, err := kv.ListKeys(ctx)
+	if err != nil {
+		return seed
+	}
+	for k := range keys.Keys() {
+		if e, err := kv.Get(ctx, k); err == nil {
+			seed[k] = e.Value()
+		}
+	}
+	return seed
+}
+
+func writeResults(w io.Writer, name string, n int, rs []replay.Result) {
+	fmt.Fprintf(w, "replay %s (dry run): %d events\n", name, n)
+	changes := 0
+	for _, r := range rs {
+		fmt.Fprintf(w, "\n%s %s → %s: %s\n", events.Short(r.Event.Type()), r.Event.Subject(), r.Function, r.Settlement)
+		if r.Reason != "" {
+			fmt.Fprintf(w, "  %s\n", r.Reason)
+		}
+		for _, o := range r.Outputs {
+			fmt.Fprintf(w, "  would emit %s %s\n", events.Short(o.Type()), o.Subject())
+		}
+		for _, c := range r.Changes {
+			switch {
+			case c.Refused != "":
+				fmt.Fprintf(w, "  the API server would refuse %s %s: %s\n", c.Verb, c.Path, c.Refused)
+			case c.Diff == "":
+				fmt.Fprintf(w, "  %s %s would change nothing\n", c.Verb, c.Path)
+			default:
+				changes++
+				fmt.Fprintf(w, "  would %s %s:\n%s", c.Verb, c.Path, indent(c.Diff, "    "))
+			}
+		}
+	}
+	if changes == 0 {
+		fmt.Fprintf(w, "\nnothing in the cluster would change\n")
+	} else {
+		fmt.Fprintf(w, "\n%d change(s) would be made to the cluster (none was)\n", changes)
+	}
+}
+
+func indent(s, pre string) string {
+	lines := strings.SplitAfter(s, "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = pre + l
+		}
+	}
+	return strings.Join(lines, "")
+}
+
+type jsonResult struct {
+	Function   string          `json:"function"`
+	Event      jsonEventRef    `json:"event"`
+	Settlement string          `json:"settlement"`
+	Reason     string          `json:"reason,omitempty"`
+	Outputs    []jsonEventRef  `json:"outputs,omitempty"`
+	Changes    []replay.Change `json:"changes,omitempty"`
+}
+
+type jsonEventRef struct {
+	ID      string `json:"id"`
+	Type    string `json:"type"`
+	Subject string `json:"subject"`
+}
+
+func writeResultsJSON(w io.Writer, rs []replay.Result) error {
+	out := make([]jsonResult, 0, len(rs))
+	for _, r := range rs {
+		j := jsonResult{Function: r.Function, Settlement: r.Settlement, Reason: r.Reason, Changes: r.Changes,
+			Event: jsonEventRef{r.Event.ID(), r.Event.Type(), r.Event.Subject()}}
+		for _, o := range r.Outputs {
+			j.Outputs = append(j.Outputs, jsonEventRef{o.ID(), o.Type(), o.Subject()})
+		}
+		out = append(out, j)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}

@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/spf13/cobra"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/functions/computespec"
+	"github.com/inplace-dev/inplace/pkg/history"
+	"github.com/inplace-dev/inplace/pkg/kube"
+)
+
+type upgradeFlags struct {
+	nats       natsFlags
+	kubeconfig string
+	namespace  string
+	cfgNS      string
+	image      string
+	containers []string
+	resolve    bool
+	timeout    time.Duration
+}
+
+func newUpgradeCmd() *cobra.Command {
+	var f upgradeFlags
+	cmd := &cobra.Command{
+		Use:   "upgrade KIND/NAME --image REPO:TAG [-c CONTAINER]",
+		Short: "Upgrade one workload in place now, through the same chain as a push",
+		Long: `upgrade is what a hand-written patch script does, done right: it announces a
+push of --image restricted to one workload (deployment/NAME, statefulset/NAME,
+daemonset/NAME, replicaset/NAME or pod/NAME), and the running functions take
+it through the same policy checks, waves, pre-pull, verify and rollback as a
+registry webhook. It shows the plan first, then the progress until the
+rollout completes (exit 0) or halts (exit 1).
+
+The workload must have opted in (inplace.dev/policy). The tag is resolved to
+its digest through the registry (your docker credentials) so every pod gets
+the same bytes; --resolve=false skips that.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runUpgrade(cmd, &f, args[0])
+		},
+	}
+	fs := cmd.Flags()
+	f.nats.bind(fs)
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig (default $KUBECONFIG, ~/.kube/config)")
+	fs.StringVarP(&f.namespace, "namespace", "n", "default", "namespace of the workload")
+	fs.StringVar(&f.cfgNS, "config-namespace", "inplace-system", "namespace of the config-inplace ConfigMap")
+	fs.StringVar(&f.image, "image", "", "the image to move to, REPO:TAG[@DIGEST]")
+	_ = cmd.MarkFlagRequired("image")
+	fs.StringSliceVarP(&f.containers, "container", "c", nil, "only these containers (default: every container of the repository)")
+	fs.BoolVar(&f.resolve, "resolve", true, "resolve the tag to its digest through the registry")
+	fs.DurationVar(&f.timeout, "timeout", 30*time.Minute, "give up waiting after this long (the rollout goes on)")
+	return cmd
+}
+
+// workloadRef reads deployment/NAME and friends.
+func workloadRef(arg, namespace string) (events.ObjectRef, error) {
+	kind, n, ok := strings.Cut(arg, "/")
+	kinds := map[string]string{"deployment": "Deployment", "deploy": "Deployment", "statefulset": "StatefulSet", "sts": "StatefulSet",
+		"daemonset": "DaemonSet", "ds": "DaemonSet", "replicaset": "ReplicaSet", "rs": "ReplicaSet", "pod": "Pod", "po": "Pod"}
+	k, known := kinds[strings.ToLower(kind)]
+	if !ok || !known || n == "" {
+		return events.ObjectRef{}, fmt.Errorf("%q: want deployment/NAME, statefulset/NAME, daemonset/NAME, replicaset/NAME or pod/NAME", arg)
+	}
+	return events.ObjectRef{Kind: k, Namespace: namespace, Name: n}, nil
+}
+
+func runUpgrade(cmd *cobra.Command, f *upgradeFlags, arg string) error {
+	ctx, out := cmd.Context(), cmd.OutOrStdout()
+	ref, err := workloadRef(arg, f.namespace)
+	if err != nil {
+		return err
+	}
+	push, err := pushOf(f.image)
+	if err != nil {
+		return err
+	}
+	push.Target, push.Containers = &ref, f.containers
+	if push.Digest == "" && f.resolve {
+		if push.Digest, err = resolveDigest(ctx, f.image); err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v; going on without a digest\n", err)
+		}
+	}
+	if err := precheck(cmd, f, push); err != nil {
+		return err
+	}
+	c, s, err := f.nats.openStream(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.nc.Close()
+	start := time.Now().Add(-time.Second)
+	id := events.DeriveID("manual/"+ref.String(), events.ImagePushed, push.Ref()+"/"+start.UTC().Format(time.RFC3339Nano))
+	e, err := events.New(id, events.ImagePushed, events.Source("cli"), push.Ref(), push)
+	if err != nil {
+		return err
+	}
+	if _, err := s.Publish(ctx, e); err != nil {
+		return err
+	}
+	upgradeID := computespec.UpgradeID(id, ref)
+	fmt.Fprintf(out, "upgrade %s: %s → %s\n", upgradeID, ref, push.Ref())
+	return follow(ctx, cmd, s, upgradeID, start, f.timeout)
+}
+
+// precheck shows the plan and refuses a workload the push would leave alone.
+func precheck(cmd *cobra.Command, f *upgradeFlags, push events.ImagePushedData) error {
+	cfg, err := kube.CLIConfig(f.kubeconfig)
+	if err != nil {
+		return err
+	}
+	client, err := kube.Client(cfg)
+	if err != nil {
+		return err
+	}
+	cache, err := kube.NewCache(client, 0)
+	if err != nil {
+		return err
+	}
+	if err := cache.Start(cmd.Context()); err != nil {
+		return err
+	}
+	defaults, err := loadDefaults(cmd, client, f.cfgNS)
+	if err != nil {
+		return err
+	}
+	plans, err := computespec.DryRun(cache, defaults, push)
+	if err != nil {
+		return err
+	}
+	printPlans(cmd.OutOrStdout(), push, plans)
+	if len(plans) == 1 && plans[0].Skip != "" {
+		return fmt.Errorf("%s: %s", plans[0].Workload, plans[0].Skip)
+	}
+	return nil
+}
+
+// errFinished ends following: the rollout completed (nil result) or halted.
+var errFinished = errors.New("finished")
+
+// follow prints the upgrade's events until its rollout ends.
+func follow(ctx context.Context, cmd *cobra.Command, s *history.Stream, upgradeID string, since time.Time, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var halted error
+	q := history.Query{Filter: history.Filter{UpgradeID: upgradeID}, Since: since, Follow: true}
+	err := s.Read(ctx, q, func(r history.Record) error {
+		fmt.Fprintln(cmd.OutOrStdout(), history.Line(r, time.Local))
+		switch r.Event.Type() {
+		case events.RolloutCompleted:
+			return errFinished
+		case events.RolloutHalted:
+			d, _ := events.As[events.RolloutData](r.Event)
+			halted = fmt.Errorf("rollout %s halted: %s: %s", upgradeID, d.Reason, d.Message)
+			return errFinished
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, errFinished):
+		return halted
+	case ctx.Err() != nil:
+		return fmt.Errorf("stopped waiting after %s; the rollout goes on (inplace status, inplace trace %s)", timeout, upgradeID)
+	}
+	return err
+}
+
+// resolveDigest asks the registry for the digest of a tag.
+func resolveDigest(ctx context.Context, image string) (string, error) {
+	ref, err := name.ParseReference(image)
+	if err != nil {
+		return "", fmt.Errorf("resolve %s: %w", image, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	d, err := remote.Head(ref, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain))
+	if err != nil {
+		return "", fmt.Errorf("resolve %s: %w", image, err)
+	}
+	return d.Digest.String(), nil
+}
