@@ -42,17 +42,23 @@ func newApplier(t *testing.T, w *world.World) *applier {
 	return &applier{dyn: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}
 }
 
-func (a *applier) dryRun(ctx context.Context, o *unstructured.Unstructured) error {
+// resource is the dynamic client of o's resource, and o as JSON.
+func (a *applier) resource(o *unstructured.Unstructured) (dynamic.ResourceInterface, []byte, error) {
 	gvk := o.GroupVersionKind()
 	m, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	var ri dynamic.ResourceInterface = a.dyn.Resource(m.Resource)
 	if m.Scope.Name() == meta.RESTScopeNameNamespace {
 		ri = a.dyn.Resource(m.Resource).Namespace(o.GetNamespace())
 	}
 	body, err := json.Marshal(o.Object)
+	return ri, body, err
+}
+
+func (a *applier) dryRun(ctx context.Context, o *unstructured.Unstructured) error {
+	ri, body, err := a.resource(o)
 	if err != nil {
 		return err
 	}
