@@ -259,4 +259,3 @@ func waitCached(t *testing.T, c *kube.Cache, ns, name string, n int) {
 		t.Fatal(err)
 	}
 }
-
