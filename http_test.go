@@ -27,13 +27,14 @@ import (
 // sink is a K_SINK that records what it is sent; a subject ending in
 // "sink-500" or "sink-400" makes it refuse with that status.
 type sink struct {
-	mu  sync.Mutex
-	ids map[string]int
-	srv *httptest.Server
+	mu    sync.Mutex
+	ids   map[string]int
+	types map[string]string // id → type
+	srv   *httptest.Server
 }
 
 func newSink(t *testing.T) *sink {
-	s := &sink{ids: map[string]int{}}
+	s := &sink{ids: map[string]int{}, types: map[string]string{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		e, err := binding.ToEvent(r.Context(), cehttp.NewMessageFromHttpRequest(r))
 		if err != nil {
@@ -50,6 +51,7 @@ func newSink(t *testing.T) *sink {
 		}
 		s.mu.Lock()
 		s.ids[e.ID()]++
+		s.types[e.ID()] = e.Type()
 		s.mu.Unlock()
 		w.WriteHeader(http.StatusAccepted)
 	}))
