@@ -26,6 +26,7 @@ func Serve(ctx context.Context) error {
 	if strings.TrimSpace(os.Getenv(FunctionsKey)) == "receiver" {
 		return serveReceiver(ctx, environ())
 	}
+	fce.SetLogLevel(fce.LogInfo)
 	f := New()
 	svc := fce.New(f)
 	svc.Handler = f.RetryAfter(svc.Handler)
