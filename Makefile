@@ -37,8 +37,12 @@ lint:
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
+# The main job on embedded defaults: the test world, embedded NATS and
+# `inplace run`, a shop that opts in, a real push, the rollout live, a
+# before/after table, and a replay in dry run.
 demo: bin
-	@echo "make demo: not yet (the demo lands with the operator tools)"
+	@echo "building the demo (the first time compiles the project, about a minute)..."
+	$(GO) run ./test/demo
 
 bench: bin
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./test/bench/...
