@@ -14,6 +14,7 @@ import (
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/functions/verify"
 	"github.com/inplace-dev/inplace/pkg/app"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/runner"
@@ -41,6 +42,7 @@ type Function struct {
 	ready  atomic.Bool
 	byType map[string]runner.Function // set once before ready
 	sink   Publisher
+	gates  *gateOpener // set when the service runs verify
 	log    *slog.Logger
 	level  *slog.LevelVar
 	base   context.Context // the instance's life, cancelled by Stop
@@ -90,6 +92,9 @@ func (f *Function) Start(ctx context.Context, cfg map[string]string) error {
 		go loop(f.base)
 	}
 	f.byType = index(a.Functions)
+	if p.Runs(verify.Name) && a.Kube != nil {
+		f.gates = &gateOpener{client: a.Kube, now: time.Now}
+	}
 	f.ready.Store(true)
 	f.log.Info("inplace function ready", "functions", p.Functions, "sink", cfg["K_SINK"])
 	return nil
@@ -146,6 +151,9 @@ func (f *Function) Handle(ctx context.Context, e cloudevents.Event) (*cloudevent
 	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.timeout)
 	defer cancel()
 	defer context.AfterFunc(f.base, cancel)()
+	if err := f.gates.open(hctx, in); err != nil {
+		return nil, f.answer(e, err)
+	}
 	outs, err := call(hctx, fn, in)
 	if err == nil && len(outs) > 1 {
 		err = f.sendRest(hctx, outs[1:])

@@ -12,6 +12,7 @@ import (
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/bus/bustest"
+	"github.com/inplace-dev/inplace/pkg/inplace"
 	"github.com/inplace-dev/inplace/test/world"
 )
 
@@ -99,4 +100,63 @@ func deploy(t *testing.T, w *world.World, ns, name, image string, replicas int32
 	if _, err := world.WaitPods(t.Context(), w.Client(), ns, "app="+name, 2*time.Minute, "all Ready", world.AllReady(int(replicas))); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestVerifyOpensGateOverHTTP: in Knative mode no pod watcher runs, so the
+// verify service opens the readiness gate of a new pod when the
+// ApiServerSource reports it; without that the pod never becomes Ready.
+func TestVerifyOpensGateOverHTTP(t *testing.T) {
+	w := world.Shared(t)
+	ns, appNS := w.NewNamespace(t), w.NewNamespace(t)
+	repo := appNS + "/tools"
+	if _, err := w.Registry.Push(t.Context(), repo, "1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "gated", Namespace: appNS},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: w.Registry.Host() + "/" + repo + ":1.0.0"}},
+			ReadinessGates: []corev1.PodReadinessGate{{ConditionType: inplace.ReadinessGate}}},
+	}
+	if _, err := w.Client().CoreV1().Pods(appNS).Create(t.Context(), pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	running, err := world.WaitPod(t.Context(), w.Client(), appNS, "gated", 2*time.Minute, "containers ready",
+		func(p *corev1.Pod) bool {
+			return len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].Ready
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if world.PodReady(running) {
+		t.Fatal("the pod is Ready before its gate opened")
+	}
+	url := serve(t, New(), map[string]string{
+		"INPLACE_KUBECONFIG": w.Cluster.Kubeconfig(), "INPLACE_NAMESPACE": ns, "INPLACE_FUNCTIONS": "verify",
+	})
+	resp := post(t, url, apiServerSourceUpdate(t, running), true)
+	if resp.StatusCode != http.StatusOK {
+		_, body := reply(t, resp)
+		t.Fatalf("status %d (%s)", resp.StatusCode, body)
+	}
+	if _, err := world.WaitPod(t.Context(), w.Client(), appNS, "gated", 2*time.Minute, "Ready", world.PodReady); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// apiServerSourceUpdate is the event a Knative ApiServerSource in Resource
+// mode sends about pod (knative.dev/eventing pkg/adapter/apiserver/events).
+func apiServerSourceUpdate(t *testing.T, pod *corev1.Pod) cloudevents.Event {
+	t.Helper()
+	p := pod.DeepCopy()
+	p.APIVersion, p.Kind = "v1", "Pod"
+	e := cloudevents.NewEvent()
+	e.SetID("4d1c4f58-6e1b-4b57-9e0f-2f2f5a3c1d11")
+	e.SetType(events.APIServerSourceUpdate)
+	e.SetSource("https://10.96.0.1:443")
+	e.SetSubject("/apis/v1/namespaces/" + p.Namespace + "/pods/" + p.Name)
+	e.SetExtension("kind", "Pod")
+	if err := e.SetData(cloudevents.ApplicationJSON, p); err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
