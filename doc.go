@@ -17,7 +17,10 @@
 //
 // Events are adapted as in the bus runner (events.Normalize): a Knative
 // ApiServerSource update about a pod becomes pod.updated, a CDEvents
-// artifact.published becomes image.pushed. The functions hold no state
+// artifact.published becomes image.pushed. No pod watcher runs in Knative
+// mode, so the service running verify also does the watcher's other job:
+// it opens the inplace.dev/ready gate of a new pod the ApiServerSource
+// reports. The functions hold no state
 // between events; compute-spec keeps rollout progress in NATS KV, so even
 // Knative mode needs NATS, but only for that bucket.
 //
