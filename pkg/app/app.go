@@ -10,6 +10,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/inplace-dev/inplace/functions/computespec"
+	"github.com/inplace-dev/inplace/functions/prepull"
+	"github.com/inplace-dev/inplace/functions/verify"
 	"github.com/inplace-dev/inplace/pkg/bus"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/kube"
@@ -69,6 +72,10 @@ func needsKube(p *config.Process) bool {
 	return p.WatchPods
 }
 
+// connectKube makes the client and starts only what the process's
+// functions read, so each runs with no more RBAC than its own calls: the
+// configuration watch for compute-spec, pre-pull and verify; the workload
+// cache for compute-spec; a pod cache alone for the pod watcher elsewhere.
 func (a *App) connectKube(ctx context.Context, p *config.Process, log *slog.Logger) error {
 	cfg, err := kube.RestConfig(p.Kubeconfig, 100, 200)
 	if err != nil {
@@ -77,10 +84,20 @@ func (a *App) connectKube(ctx context.Context, p *config.Process, log *slog.Logg
 	if a.Kube, err = kube.Client(cfg); err != nil {
 		return err
 	}
-	if err := a.Defaults.Watch(ctx, a.Kube, p.Namespace); err != nil {
-		return err
+	if p.Runs(computespec.Name) || p.Runs(prepull.Name) || p.Runs(verify.Name) {
+		if err := a.Defaults.Watch(ctx, a.Kube, p.Namespace); err != nil {
+			return err
+		}
 	}
-	if a.Cache, err = kube.NewCache(a.Kube, 10*time.Minute); err != nil {
+	switch {
+	case p.Runs(computespec.Name):
+		a.Cache, err = kube.NewCache(a.Kube, 10*time.Minute)
+	case p.WatchPods:
+		a.Cache, err = kube.NewPodCache(a.Kube, 10*time.Minute)
+	default:
+		return nil
+	}
+	if err != nil {
 		return err
 	}
 	if err := a.Cache.Start(ctx); err != nil {

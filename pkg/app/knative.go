@@ -81,9 +81,8 @@ func (a *App) startCache(ctx context.Context, log *slog.Logger) error {
 	return nil
 }
 
-// openKV dials NATS for the rollout bucket. bus.Connect also makes sure the
-// stream exists, which Knative mode leaves unused; a KV-only opener in
-// package bus would spare that.
+// openKV dials NATS for the rollout bucket alone: Knative mode consumes
+// nothing from the stream, so it does not set one up.
 func openKV(ctx context.Context, p *config.Process, log *slog.Logger) (*bus.KV, func(), error) {
 	if p.NATSURL == "" {
 		return nil, nil, fmt.Errorf("knative: --nats-url (INPLACE_NATS_URL): compute-spec keeps rollout state in NATS KV and needs a NATS server")
@@ -92,12 +91,7 @@ func openKV(ctx context.Context, p *config.Process, log *slog.Logger) (*bus.KV, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("knative: connect to NATS %s: %w", p.NATSURL, err)
 	}
-	b, err := bus.Connect(ctx, nc, p.Bus, log)
-	if err != nil {
-		nc.Close()
-		return nil, nil, err
-	}
-	kv, err := b.KV(ctx)
+	kv, err := bus.OpenKV(ctx, nc, p.Bus)
 	if err != nil {
 		nc.Close()
 		return nil, nil, err

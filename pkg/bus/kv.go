@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -15,20 +16,33 @@ type KV struct {
 }
 
 // KV opens (creating or updating) the rollout bucket.
-func (b *Bus) KV(ctx context.Context) (*KV, error) {
+func (b *Bus) KV(ctx context.Context) (*KV, error) { return openKV(ctx, b.js, b.cfg) }
+
+// OpenKV opens (creating or updating) the rollout bucket on nc without
+// setting up the stream: for a process that keeps rollout state but
+// consumes nothing from the bus (a Knative Service).
+func OpenKV(ctx context.Context, nc *nats.Conn, cfg Config) (*KV, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("bus: jetstream: %w", err)
+	}
+	return openKV(ctx, js, cfg)
+}
+
+func openKV(ctx context.Context, js jetstream.JetStream, cfg Config) (*KV, error) {
 	storage := jetstream.FileStorage
-	if b.cfg.MemoryStorage {
+	if cfg.MemoryStorage {
 		storage = jetstream.MemoryStorage
 	}
-	kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:      b.cfg.KVBucket,
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:      cfg.KVBucket,
 		Description: "inplace rollout progress",
 		History:     5,
 		Storage:     storage,
-		Replicas:    max(b.cfg.Replicas, 1),
+		Replicas:    max(cfg.Replicas, 1),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("bus: set up KV %s: %w", b.cfg.KVBucket, err)
+		return nil, fmt.Errorf("bus: set up KV %s: %w", cfg.KVBucket, err)
 	}
 	return &KV{kv: kv}, nil
 }

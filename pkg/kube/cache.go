@@ -34,23 +34,34 @@ type Cache struct {
 	DaemonSets   appslisters.DaemonSetLister
 }
 
-// NewCache builds the informers; Start runs them.
+// NewCache builds the informers on pods and workloads; Start runs them.
 func NewCache(client kubernetes.Interface, resync time.Duration) (*Cache, error) {
-	f := informers.NewSharedInformerFactoryWithOptions(client, resync, informers.WithTransform(StripManagedFields))
-	c := &Cache{factory: f}
-	c.pods = f.Core().V1().Pods().Informer()
-	c.replicaSets = f.Apps().V1().ReplicaSets().Informer()
-	if err := c.pods.AddIndexers(cache.Indexers{byRepository: repositoryIndex, byOwner: ownerIndex}); err != nil {
-		return nil, fmt.Errorf("pod indexers: %w", err)
+	c, err := NewPodCache(client, resync)
+	if err != nil {
+		return nil, err
 	}
+	f := c.factory
+	c.replicaSets = f.Apps().V1().ReplicaSets().Informer()
 	if err := c.replicaSets.AddIndexers(cache.Indexers{byOwner: ownerIndex}); err != nil {
 		return nil, fmt.Errorf("replicaset indexers: %w", err)
 	}
-	c.Pods = f.Core().V1().Pods().Lister()
 	c.ReplicaSets = f.Apps().V1().ReplicaSets().Lister()
 	c.Deployments = f.Apps().V1().Deployments().Lister()
 	c.StatefulSets = f.Apps().V1().StatefulSets().Lister()
 	c.DaemonSets = f.Apps().V1().DaemonSets().Lister()
+	return c, nil
+}
+
+// NewPodCache builds the pod informer alone (the pod watcher's need):
+// listing and watching pods is all it asks of RBAC.
+func NewPodCache(client kubernetes.Interface, resync time.Duration) (*Cache, error) {
+	f := informers.NewSharedInformerFactoryWithOptions(client, resync, informers.WithTransform(StripManagedFields))
+	c := &Cache{factory: f}
+	c.pods = f.Core().V1().Pods().Informer()
+	if err := c.pods.AddIndexers(cache.Indexers{byRepository: repositoryIndex, byOwner: ownerIndex}); err != nil {
+		return nil, fmt.Errorf("pod indexers: %w", err)
+	}
+	c.Pods = f.Core().V1().Pods().Lister()
 	return c, nil
 }
 
