@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -15,7 +16,7 @@ func writes(ctx context.Context, c kubernetes.Interface) (map[string]float64, er
 	if err != nil {
 		return nil, fmt.Errorf("apiserver metrics: %w", err)
 	}
-	var parser expfmt.TextParser
+	parser := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
 	if err != nil {
 		return nil, fmt.Errorf("parse apiserver metrics: %w", err)

@@ -86,7 +86,7 @@ func benchInPlace(b *testing.B, w *world.World) {
 	}
 	defer s.Stop()
 	repo := ns + "/app"
-	if _, err := w.Registry.Push(b.Context(), repo, "1.0.0"); err != nil {
+	if _, err := w.Registry.Push(b.Context(), repo, "1.0.0", imageOpts()...); err != nil {
 		b.Fatal(err)
 	}
 	deployment(b, w, ns, "app", w.Registry.Host()+"/"+repo+":1.0.0", pods,
@@ -96,7 +96,7 @@ func benchInPlace(b *testing.B, w *world.World) {
 		b.Fatal(err)
 	}
 	start := time.Now()
-	digest, err := w.Registry.Push(b.Context(), repo, "1.1.0")
+	digest, err := w.Registry.Push(b.Context(), repo, "1.1.0", imageOpts()...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func podLatencies(b *testing.B, s *stack.Stack, ns string) (p50, p99 time.Durati
 func benchRecreate(b *testing.B, w *world.World) {
 	ns := w.NewNamespace(b)
 	repo := ns + "/app"
-	if _, err := w.Registry.Push(b.Context(), repo, "1.0.0"); err != nil {
+	if _, err := w.Registry.Push(b.Context(), repo, "1.0.0", imageOpts()...); err != nil {
 		b.Fatal(err)
 	}
 	deployment(b, w, ns, "app", w.Registry.Host()+"/"+repo+":1.0.0", pods, nil)
@@ -157,7 +157,7 @@ func benchRecreate(b *testing.B, w *world.World) {
 		b.Fatal(err)
 	}
 	start := time.Now()
-	digest, err := w.Registry.Push(b.Context(), repo, "1.1.0")
+	digest, err := w.Registry.Push(b.Context(), repo, "1.1.0", imageOpts()...)
 	if err != nil {
 		b.Fatal(err)
 	}
