@@ -20,7 +20,6 @@ import (
 	"github.com/inplace-dev/inplace/test/world"
 )
 
-
 const pods = 30
 
 // deployment creates n pods of image with budget maxUnavailable and waits.
