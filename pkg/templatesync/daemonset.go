@@ -25,20 +25,10 @@ func (s *Syncer) daemonSet(ctx context.Context, r *rollout.Rollout, p *rollout.S
 	}
 	switch p.Step {
 	case StepStart:
-		pods, err := s.podsOf(ctx, ds.Namespace, ds.Spec.Selector)
-		if err != nil {
+		if done, err := s.begin(ctx, r, p, ds.ObjectMeta, ds.Spec.Template.Spec, ds.Spec.Selector); done || err != nil {
 			return err
 		}
-		images, err := targetImages(r, pods)
-		if err != nil {
-			return impossible(p, "template left as is: %v", err)
-		}
-		p.Images, p.PreviousImages = images, previous(ds.ObjectMeta, ds.Spec.Template.Spec, r.UpgradeID, images)
-		if shows(ds.Spec.Template.Spec, images) && ds.Annotations[inplace.SyncAnnotation] == "" {
-			p.Step, p.Note = StepDone, "the template already shows the target"
-			return nil
-		}
-		body, err := inplace.DaemonSetSyncPatch(ds, r.UpgradeID, images)
+		body, err := inplace.DaemonSetSyncPatch(ds, r.UpgradeID, p.Images)
 		if err := apply(ctx, c.Patch, ds.Name, body, err); err != nil {
 			return err
 		}

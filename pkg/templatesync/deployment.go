@@ -52,14 +52,6 @@ func (s *Syncer) deployment(ctx context.Context, r *rollout.Rollout, p *rollout.
 }
 
 func (s *Syncer) deploymentStart(ctx context.Context, r *rollout.Rollout, p *rollout.Sync, d *appsv1.Deployment) error {
-	pods, err := s.podsOf(ctx, d.Namespace, d.Spec.Selector)
-	if err != nil {
-		return err
-	}
-	images, err := targetImages(r, pods)
-	if err != nil {
-		return impossible(p, "template left as is: %v", err)
-	}
 	active, err := s.activeReplicaSets(ctx, d)
 	if err != nil {
 		return err
@@ -67,12 +59,11 @@ func (s *Syncer) deploymentStart(ctx context.Context, r *rollout.Rollout, p *rol
 	if len(active) != 1 {
 		return impossible(p, "template left as is: the Deployment has %d active ReplicaSets (a rollout is under way)", len(active))
 	}
-	p.Images, p.PreviousImages, p.FromRevision = images, previous(d.ObjectMeta, d.Spec.Template.Spec, r.UpgradeID, images), active[0].Name
-	if shows(d.Spec.Template.Spec, images) && d.Annotations[inplace.SyncAnnotation] == "" {
-		p.Step, p.Note = StepDone, "the template already shows the target"
-		return nil
+	p.FromRevision = active[0].Name
+	if done, err := s.begin(ctx, r, p, d.ObjectMeta, d.Spec.Template.Spec, d.Spec.Selector); done || err != nil {
+		return err
 	}
-	body, err := inplace.DeploymentSyncPatch(d, r.UpgradeID, images)
+	body, err := inplace.DeploymentSyncPatch(d, r.UpgradeID, p.Images)
 	if errors.Is(err, inplace.ErrBusy) {
 		// A sync of another upgrade was never restored: restore it first.
 		body, err = inplace.DeploymentRestorePatch(d)

@@ -89,3 +89,24 @@ func (s *Syncer) podsOf(ctx context.Context, ns string, sel *metav1.LabelSelecto
 	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
 	return list.Items, nil
 }
+
+// begin is the first step every kind shares: the images to set (what the
+// pods run), the images before, and whether the template already shows
+// them (then the sync is done: nothing to change).
+func (s *Syncer) begin(ctx context.Context, r *rollout.Rollout, p *rollout.Sync, meta metav1.ObjectMeta,
+	spec corev1.PodSpec, sel *metav1.LabelSelector) (done bool, err error) {
+	pods, err := s.podsOf(ctx, meta.Namespace, sel)
+	if err != nil {
+		return false, err
+	}
+	images, err := targetImages(r, pods)
+	if err != nil {
+		return false, impossible(p, "template left as is: %v", err)
+	}
+	p.Images, p.PreviousImages = images, previous(meta, spec, r.UpgradeID, images)
+	if shows(spec, images) && meta.Annotations[inplace.SyncAnnotation] == "" {
+		p.Step, p.Note = StepDone, "the template already shows the target"
+		return true, nil
+	}
+	return false, nil
+}

@@ -22,16 +22,10 @@ func (s *Syncer) replicaSet(ctx context.Context, r *rollout.Rollout, p *rollout.
 		return err
 	}
 	if p.Step == StepStart {
-		pods, err := s.podsOf(ctx, rs.Namespace, rs.Spec.Selector)
-		if err != nil {
+		if done, err := s.begin(ctx, r, p, rs.ObjectMeta, rs.Spec.Template.Spec, rs.Spec.Selector); done || err != nil {
 			return err
 		}
-		images, err := targetImages(r, pods)
-		if err != nil {
-			return impossible(p, "template left as is: %v", err)
-		}
-		p.Images, p.PreviousImages = images, previous(rs.ObjectMeta, rs.Spec.Template.Spec, r.UpgradeID, images)
-		body, err := inplace.ReplicaSetSyncPatch(rs, images)
+		body, err := inplace.ReplicaSetSyncPatch(rs, p.Images)
 		if err := apply(ctx, c.Patch, rs.Name, body, err); err != nil {
 			return err
 		}

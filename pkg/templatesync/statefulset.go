@@ -24,20 +24,10 @@ func (s *Syncer) statefulSet(ctx context.Context, r *rollout.Rollout, p *rollout
 	}
 	switch p.Step {
 	case StepStart:
-		pods, err := s.podsOf(ctx, sts.Namespace, sts.Spec.Selector)
-		if err != nil {
+		if done, err := s.begin(ctx, r, p, sts.ObjectMeta, sts.Spec.Template.Spec, sts.Spec.Selector); done || err != nil {
 			return err
 		}
-		images, err := targetImages(r, pods)
-		if err != nil {
-			return impossible(p, "template left as is: %v", err)
-		}
-		p.Images, p.PreviousImages = images, previous(sts.ObjectMeta, sts.Spec.Template.Spec, r.UpgradeID, images)
-		if shows(sts.Spec.Template.Spec, images) && sts.Annotations[inplace.SyncAnnotation] == "" {
-			p.Step, p.Note = StepDone, "the template already shows the target"
-			return nil
-		}
-		body, err := inplace.StatefulSetSyncPatch(sts, r.UpgradeID, images)
+		body, err := inplace.StatefulSetSyncPatch(sts, r.UpgradeID, p.Images)
 		if err := apply(ctx, c.Patch, sts.Name, body, err); err != nil {
 			return err
 		}

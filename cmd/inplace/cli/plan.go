@@ -31,26 +31,7 @@ Without @DIGEST the push is taken as its tag alone.`,
 			if err != nil {
 				return err
 			}
-			cfg, err := kube.CLIConfig(kubeconfig)
-			if err != nil {
-				return err
-			}
-			client, err := kube.Client(cfg)
-			if err != nil {
-				return err
-			}
-			cache, err := kube.NewCache(client, 0)
-			if err != nil {
-				return err
-			}
-			if err := cache.Start(cmd.Context()); err != nil {
-				return err
-			}
-			defaults, err := loadDefaults(cmd, client, namespace)
-			if err != nil {
-				return err
-			}
-			plans, err := computespec.DryRun(cache, defaults, push)
+			plans, err := dryRun(cmd, kubeconfig, namespace, push)
 			if err != nil {
 				return err
 			}
@@ -124,4 +105,29 @@ func loadDefaults(cmd *cobra.Command, client kubeClient, namespace string) (conf
 		return config.Defaults{}, fmt.Errorf("read %s/%s: %w", namespace, config.ConfigMapName, err)
 	}
 	return config.ParseDefaults(cm.Data)
+}
+
+// dryRun reads the cluster (informers, config-inplace) and answers what a
+// push would do, with compute-spec's own logic.
+func dryRun(cmd *cobra.Command, kubeconfig, namespace string, push events.ImagePushedData) ([]computespec.WorkloadPlan, error) {
+	cfg, err := kube.CLIConfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	client, err := kube.Client(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cache, err := kube.NewCache(client, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := cache.Start(cmd.Context()); err != nil {
+		return nil, err
+	}
+	defaults, err := loadDefaults(cmd, client, namespace)
+	if err != nil {
+		return nil, err
+	}
+	return computespec.DryRun(cache, defaults, push)
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/functions/computespec"
 	"github.com/inplace-dev/inplace/pkg/history"
-	"github.com/inplace-dev/inplace/pkg/kube"
 )
 
 type upgradeFlags struct {
@@ -114,26 +113,7 @@ func runUpgrade(cmd *cobra.Command, f *upgradeFlags, arg string) error {
 
 // precheck shows the plan and refuses a workload the push would leave alone.
 func precheck(cmd *cobra.Command, f *upgradeFlags, push events.ImagePushedData) error {
-	cfg, err := kube.CLIConfig(f.kubeconfig)
-	if err != nil {
-		return err
-	}
-	client, err := kube.Client(cfg)
-	if err != nil {
-		return err
-	}
-	cache, err := kube.NewCache(client, 0)
-	if err != nil {
-		return err
-	}
-	if err := cache.Start(cmd.Context()); err != nil {
-		return err
-	}
-	defaults, err := loadDefaults(cmd, client, f.cfgNS)
-	if err != nil {
-		return err
-	}
-	plans, err := computespec.DryRun(cache, defaults, push)
+	plans, err := dryRun(cmd, f.kubeconfig, f.cfgNS, push)
 	if err != nil {
 		return err
 	}
