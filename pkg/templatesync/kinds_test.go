@@ -2,6 +2,7 @@ package templatesync_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/rollout"
 	"github.com/inplace-dev/inplace/pkg/templatesync"
 	"github.com/inplace-dev/inplace/test/world"
 )
@@ -141,4 +145,40 @@ func TestDaemonSetFollowsWithoutARollout(t *testing.T) {
 	}
 }
 
-var _ = templatesync.StepDone
+// A Deployment in the middle of a rollout of its own (two active
+// ReplicaSets) is left alone, and the reason is recorded, not hidden.
+func TestDeploymentMidRolloutIsLeftAlone(t *testing.T) {
+	f := newFixture(t, "Deployment")
+	f.create(3)
+	ctx := t.Context()
+	// A rollout that cannot finish: the new pods' image does not exist.
+	broken := []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"` + f.old + `-missing"}]}}}}`)
+	if _, err := f.c.AppsV1().Deployments(f.ns).Patch(ctx, f.name, types.StrategicMergePatchType, broken, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := world.Eventually(ctx, time.Minute, "two active ReplicaSets", func(ctx context.Context) (bool, error) {
+		list, err := f.c.AppsV1().ReplicaSets(f.ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + f.name})
+		active := 0
+		for _, rs := range list.Items {
+			if rs.Spec.Replicas != nil && *rs.Spec.Replicas > 0 {
+				active++
+			}
+		}
+		return err == nil && active == 2, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := f.c.AppsV1().Deployments(f.ns).Get(ctx, f.name, metav1.GetOptions{})
+	r := &rollout.Rollout{UpgradeID: "u-busy", Phase: rollout.Syncing, Workload: events.ObjectRef{Kind: "Deployment", Namespace: f.ns, Name: f.name},
+		Push: events.ImagePushedData{Registry: f.w.Registry.Host(), Repository: f.ns + "/shop", Tag: "1.1.0", Origin: "test"}}
+	p, done, err := (&templatesync.Syncer{Client: f.c}).Sync(ctx, r)
+	if err != nil || !done || !strings.Contains(p.Note, "2 active ReplicaSets") {
+		t.Fatalf("sync: done %v err %v note %q", done, err, p.Note)
+	}
+	after, _ := f.c.AppsV1().Deployments(f.ns).Get(ctx, f.name, metav1.GetOptions{})
+	if after.Spec.Paused || after.Annotations[inplace.SyncAnnotation] != "" ||
+		after.Spec.Template.Spec.Containers[0].Image != before.Spec.Template.Spec.Containers[0].Image {
+		t.Errorf("the Deployment was touched: paused %v template %s", after.Spec.Paused, after.Spec.Template.Spec.Containers[0].Image)
+	}
+}

@@ -1,0 +1,64 @@
+package config
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/inplace-dev/inplace/test/world"
+)
+
+func TestMain(m *testing.M) { world.Main(m, world.Options{}) }
+
+// The defaults follow the ConfigMap on a real API server without a restart,
+// start as the standard ones while it is absent, and keep the last good
+// value through an invalid edit.
+func TestWatchFollowsTheConfigMap(t *testing.T) {
+	w := world.Shared(t)
+	ns := w.NewNamespace(t)
+	ctx := t.Context()
+	s := NewStore(StandardDefaults(), slog.New(slog.DiscardHandler))
+	if err := s.Watch(ctx, w.Client(), ns); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Load(); got.Policy.GraceSeconds != 0 {
+		t.Fatalf("without the ConfigMap: %+v", got)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: ConfigMapName, Namespace: ns},
+		Data: map[string]string{"grace-seconds": "9", "max-unavailable": "25%"}}
+	if _, err := w.Client().CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "grace 9", func() bool { return s.Load().Policy.GraceSeconds == 9 })
+	if got := s.Load().Policy.MaxUnavailable; got.String() != "25%" {
+		t.Errorf("max-unavailable = %s", got.String())
+	}
+	cm.Data["grace-seconds"] = "not a number"
+	if _, err := w.Client().CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	if got := s.Load().Policy.GraceSeconds; got != 9 {
+		t.Errorf("an invalid edit replaced the good configuration: grace %d", got)
+	}
+	cm2, err := w.Client().CoreV1().ConfigMaps(ns).Get(ctx, ConfigMapName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm2.Data = map[string]string{"grace-seconds": "3"}
+	if _, err := w.Client().CoreV1().ConfigMaps(ns).Update(ctx, cm2, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "grace 3", func() bool { return s.Load().Policy.GraceSeconds == 3 })
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	if err := world.Eventually(t.Context(), 30*time.Second, what, func(context.Context) (bool, error) { return cond(), nil }); err != nil {
+		t.Fatal(err)
+	}
+}
