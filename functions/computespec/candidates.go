@@ -70,5 +70,3 @@ func needsWork(cands []rollout.Candidate) bool {
 	}
 	return false
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }

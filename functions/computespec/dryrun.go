@@ -1,6 +1,7 @@
 package computespec
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/inplace-dev/inplace/events"
@@ -57,7 +58,7 @@ func simulate(t Target, push events.ImagePushedData, cands []rollout.Candidate) 
 	r := rollout.Begin(nil, "dry-run", t.Workload.Ref, push, t.rolloutOptions(), nowZero)
 	var waves [][]*rollout.Pod
 	for i := 0; i < len(cands)+1; i++ {
-		planned := rollout.Plan(r, cands, "wave-"+itoa(i), false, nowZero)
+		planned := rollout.Plan(r, cands, "wave-"+strconv.Itoa(i), false, nowZero)
 		if len(planned) == 0 {
 			break
 		}

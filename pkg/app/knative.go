@@ -56,7 +56,7 @@ func BuildKnative(ctx context.Context, p *config.Process, log *slog.Logger) (*Ap
 		if err := a.startCache(ctx, log); err != nil {
 			return nil, nil, err
 		}
-		if a.KV, closeKV, err = openKV(ctx, p, log); err != nil {
+		if a.KV, closeKV, err = openKV(ctx, p); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -83,7 +83,7 @@ func (a *App) startCache(ctx context.Context, log *slog.Logger) error {
 
 // openKV dials NATS for the rollout bucket alone: Knative mode consumes
 // nothing from the stream, so it does not set one up.
-func openKV(ctx context.Context, p *config.Process, log *slog.Logger) (*bus.KV, func(), error) {
+func openKV(ctx context.Context, p *config.Process) (*bus.KV, func(), error) {
 	if p.NATSURL == "" {
 		return nil, nil, fmt.Errorf("knative: --nats-url (INPLACE_NATS_URL): compute-spec keeps rollout state in NATS KV and needs a NATS server")
 	}

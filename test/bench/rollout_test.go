@@ -100,19 +100,26 @@ func benchInPlace(b *testing.B, w *world.World) {
 		b.Fatal(err)
 	}
 	allOn(b, w, ns, "app", pods, digest)
+	report(b, w, "in place", start, before)
+	p50, p99 := podLatencies(b, s, ns)
+	b.ReportMetric(p50.Seconds(), "p50-s/pod")
+	b.ReportMetric(p99.Seconds(), "p99-s/pod")
+}
+
+// report prints a rollout's wall time, pods/s and API writes per pod since
+// before was read.
+func report(b *testing.B, w *world.World, label string, start time.Time, before map[string]float64) {
+	b.Helper()
 	took := time.Since(start)
 	after, err := writes(b.Context(), w.Client())
 	if err != nil {
 		b.Fatal(err)
 	}
 	total, per := delta(before, after)
-	p50, p99 := podLatencies(b, s, ns)
 	b.ReportMetric(took.Seconds(), "s/rollout")
 	b.ReportMetric(float64(pods)/took.Seconds(), "pods/s")
 	b.ReportMetric(total/pods, "writes/pod")
-	b.ReportMetric(p50.Seconds(), "p50-s/pod")
-	b.ReportMetric(p99.Seconds(), "p99-s/pod")
-	b.Logf("in place: %d pods in %s; API writes %v", pods, took.Round(time.Millisecond), per)
+	b.Logf("%s: %d pods in %s; API writes %v", label, pods, took.Round(time.Millisecond), per)
 }
 
 // podLatencies are the times from each pod's upgrade.planned to its
@@ -166,14 +173,5 @@ func benchRecreate(b *testing.B, w *world.World) {
 		b.Fatal(err)
 	}
 	allOn(b, w, ns, "app", pods, digest)
-	took := time.Since(start)
-	after, err := writes(b.Context(), w.Client())
-	if err != nil {
-		b.Fatal(err)
-	}
-	total, per := delta(before, after)
-	b.ReportMetric(took.Seconds(), "s/rollout")
-	b.ReportMetric(float64(pods)/took.Seconds(), "pods/s")
-	b.ReportMetric(total/pods, "writes/pod")
-	b.Logf("recreate: %d pods in %s; API writes %v", pods, took.Round(time.Millisecond), per)
+	report(b, w, "recreate", start, before)
 }
