@@ -23,11 +23,12 @@ type Config struct {
 	AckWait time.Duration
 	// Backoff is the delay before retry n (the last entry repeats).
 	Backoff []time.Duration
-	// RetryLimit is how many deliveries a retryable failure gets before it
-	// is dead-lettered.
+	// RetryLimit is how many failed deliveries a message gets before it is
+	// dead-lettered. Only failures count (see Failures), not the deliveries
+	// that were answered "not yet".
 	RetryLimit int
-	// LaterLimit bounds "not yet" redeliveries, a guard against a handler
-	// that never makes up its mind.
+	// LaterLimit bounds "not yet" redeliveries (deliveries that were not
+	// failures), a guard against a handler that never makes up its mind.
 	LaterLimit int
 	// MaxAckPending bounds unsettled messages per consumer.
 	MaxAckPending int

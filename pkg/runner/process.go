@@ -85,11 +85,9 @@ func (r *Runner) settle(ctx context.Context, f Function, msg jetstream.Msg, md *
 	e cloudevents.Event, kind settle.Kind, delay time.Duration, err error) {
 	cfg := r.bus.Config()
 	n := md.NumDelivered
-	switch {
-	case kind == settle.Retry && n >= uint64(cfg.RetryLimit):
-		kind, err = settle.Fail, fmt.Errorf("gave up after %d deliveries: %w", n, err)
-	case kind == settle.Later && n >= uint64(cfg.LaterLimit):
-		kind, err = settle.Fail, fmt.Errorf("still not ready after %d deliveries: %w", n, err)
+	kind, err = r.budget.verdict(ctx, f.Name(), md.Sequence.Stream, n, kind, err)
+	if (kind == settle.Done || kind == settle.Fail) && n > 1 {
+		r.budget.forget(f.Name(), md.Sequence.Stream)
 	}
 	log := r.opts.Log.With("function", f.Name(), "event", e.ID(), "type", e.Type(), "delivery", n)
 	var serr error

@@ -34,6 +34,8 @@ type Runner struct {
 	fns   []Function
 	opts  Options
 	ready atomic.Bool
+	// budget counts failures apart from "not yet" answers.
+	budget *budget
 }
 
 // New returns a runner for fns.
@@ -44,7 +46,7 @@ func New(b *bus.Bus, opts Options, fns ...Function) *Runner {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Runner{bus: b, fns: fns, opts: opts}
+	return &Runner{bus: b, fns: fns, opts: opts, budget: newBudget(b.Config(), nil)}
 }
 
 // Specs returns the consumer of each function, for bus setup.
@@ -65,6 +67,11 @@ func (r *Runner) Run(ctx context.Context) error {
 	if err := r.bus.EnsureConsumers(ctx, Specs(r.fns...)...); err != nil {
 		return err
 	}
+	failures, err := r.bus.Failures(ctx)
+	if err != nil {
+		return err
+	}
+	r.budget = newBudget(r.bus.Config(), failures)
 	var iters []jetstream.MessagesContext
 	for _, f := range r.fns {
 		c, err := r.bus.Consumer(ctx, f.Name())
