@@ -62,7 +62,10 @@ func Start(ctx context.Context, p *config.Process, log *slog.Logger) (*Running, 
 		return fail(fmt.Errorf("--http-addr %s: %w", p.HTTPAddr, err))
 	}
 	rr.HTTPAddr = ln.Addr().String()
-	srv := &http.Server{Handler: mux(reg, rr.Runner, rr.App.Receiver), ReadHeaderTimeout: 10 * time.Second}
+	// The receiver bounds each body itself (its readTimeout); these are the
+	// backstops for every endpoint.
+	srv := &http.Server{Handler: mux(reg, rr.Runner, rr.App.Receiver), ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout: time.Minute, WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	go func() { _ = srv.Serve(ln) }()
 	for _, loop := range rr.App.Background {
 		go loop(ctx)

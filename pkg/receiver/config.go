@@ -16,6 +16,18 @@ type Config struct {
 	Routes []Route `json:"routes"`
 	// PublishTimeout bounds publishing one delivery's events (default 10s).
 	PublishTimeout Duration `json:"publishTimeout,omitempty"`
+	// ReadTimeout bounds reading one delivery's body (default 10s): a
+	// client that sends slowly is answered 408 and its connection freed.
+	ReadTimeout Duration `json:"readTimeout,omitempty"`
+	// AuthFailures limits failed authentications per client, over all
+	// routes (default 10 a minute, burst 10): beyond it the client is
+	// answered 429 before its body is read, whatever it sends, while other
+	// clients and the routes' own rate limits are untouched.
+	AuthFailures *RateLimit `json:"authFailures,omitempty"`
+	// TrustedProxies are the CIDRs of proxies (an ingress) whose
+	// X-Forwarded-For names the client; without them the client is the
+	// peer address.
+	TrustedProxies []string `json:"trustedProxies,omitempty"`
 }
 
 // Route is one webhook endpoint, POST /hooks/<name>.
@@ -31,8 +43,12 @@ type Route struct {
 	Registry string `json:"registry,omitempty"`
 	// BodyLimit in bytes (default 1 MiB).
 	BodyLimit int64 `json:"bodyLimit,omitempty"`
-	// RateLimit of deliveries (default 50/s, burst twice the rate).
+	// RateLimit of authenticated deliveries (default 50/s, burst twice the
+	// rate). Deliveries that fail authentication do not use it up.
 	RateLimit *RateLimit `json:"rateLimit,omitempty"`
+	// MaxImages caps the pushes one delivery may carry (default 100): a
+	// delivery with more is refused (413) and publishes nothing.
+	MaxImages int `json:"maxImages,omitempty"`
 }
 
 // RateLimit is a token bucket.
@@ -46,8 +62,15 @@ const (
 	DefaultBodyLimit      = 1 << 20
 	DefaultPerSecond      = 50
 	DefaultPublishTimeout = 10 * time.Second
+	DefaultReadTimeout    = 10 * time.Second
+	DefaultMaxImages      = 100
 	maxBodyLimit          = 32 << 20
+	maxImagesLimit        = 10000
 )
+
+// DefaultAuthFailures is the default limit of failed authentications per
+// client: 10 a minute, burst 10.
+var DefaultAuthFailures = RateLimit{PerSecond: 10.0 / 60, Burst: 10}
 
 // Duration is a time.Duration written as "10s" in the config.
 type Duration struct{ time.Duration }
@@ -110,6 +133,17 @@ func (c Config) Validate() error {
 	if c.PublishTimeout.Duration < 0 {
 		return keyErr("publishTimeout", "must not be negative")
 	}
+	if c.ReadTimeout.Duration < 0 {
+		return keyErr("readTimeout", "must not be negative")
+	}
+	if l := c.AuthFailures; l != nil && (l.PerSecond <= 0 || l.Burst < 0) {
+		return keyErr("authFailures", "perSecond must be positive and burst not negative")
+	}
+	for i, p := range c.TrustedProxies {
+		if _, err := parseCIDR(p); err != nil {
+			return keyErr(fmt.Sprintf("trustedProxies[%d]", i), err.Error())
+		}
+	}
 	return nil
 }
 
@@ -127,6 +161,8 @@ func (r Route) validate(k string) error {
 		return keyErr(k+".bodyLimit", fmt.Sprintf("must be between 0 (default) and %d bytes", maxBodyLimit))
 	case r.RateLimit != nil && (r.RateLimit.PerSecond <= 0 || r.RateLimit.Burst < 0):
 		return keyErr(k+".rateLimit", "perSecond must be positive and burst not negative")
+	case r.MaxImages < 0 || r.MaxImages > maxImagesLimit:
+		return keyErr(k+".maxImages", fmt.Sprintf("must be between 0 (default %d) and %d", DefaultMaxImages, maxImagesLimit))
 	}
 	return r.Auth.validate(k+".auth", r.Format)
 }

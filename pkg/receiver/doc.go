@@ -6,14 +6,17 @@
 // Routes come from a typed Config (LoadConfig reads YAML or JSON) that fails
 // fast naming the bad key. Each route names a payload format, an
 // authentication (hmac, token, urltoken, oidc, or none, which must be
-// written out), a body limit and a rate limit. Comparisons of secrets are
+// written out), a body limit, a cap on the images of one delivery and a rate
+// limit of authenticated deliveries; failed authentications are limited per
+// client, before any body is read, and each body must arrive within the read
+// timeout. Comparisons of secrets are
 // constant-time; a 401 never says more than "missing token" or "signature
 // mismatch".
 //
 // The HTTP status is the registry's retry contract: 202 when the events
 // were published, 200 {"ignored": …} for a genuine delivery that is not a
 // push, 400 naming the field of a malformed body, 401, 404 (unknown route),
-// 405, 413, 429 with Retry-After, and 503 when the bus did not take an
+// 405, 408, 413, 415, 429 with Retry-After, and 503 when the bus did not take an
 // event, so that the registry delivers again. A repeated delivery yields the
 // same event ids (events.PushID), which the bus drops as duplicates.
 //

@@ -53,6 +53,7 @@ func newTest(t *testing.T, cfg Config) (*Receiver, *recorder, *prometheus.Regist
 func post(t *testing.T, h http.Handler, path string, header http.Header, body []byte) *httptest.ResponseRecorder {
 	t.Helper()
 	req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, path, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json") // every format takes it; a header may override
 	for k, v := range header {
 		req.Header[k] = v
 	}

@@ -103,6 +103,9 @@ func httpPost(t *testing.T, url string, header http.Header, body []byte) (int, m
 		t.Fatal(err)
 	}
 	req.Header = header.Clone()
+	if req.Header.Get("Content-Type") == "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -39,6 +40,9 @@ type Receiver struct {
 	log     *slog.Logger
 	metrics *metrics
 	timeout time.Duration
+	// readTimeout bounds reading a body; clients counts failed authentications.
+	readTimeout time.Duration
+	clients     *clients
 }
 
 // route is a Route ready to serve.
@@ -49,6 +53,7 @@ type route struct {
 	limit          int64
 	limiter        *rate.Limiter
 	urlToken       bool
+	maxImages      int
 }
 
 var _ http.Handler = (*Receiver)(nil)
@@ -66,6 +71,14 @@ func New(cfg Config, pub Publisher, opts Options) (*Receiver, error) {
 	if h.timeout == 0 {
 		h.timeout = DefaultPublishTimeout
 	}
+	if h.readTimeout = cfg.ReadTimeout.Duration; h.readTimeout == 0 {
+		h.readTimeout = DefaultReadTimeout
+	}
+	clients, err := clientLimits(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("receiver config: %w", err)
+	}
+	h.clients = clients
 	for i, r := range cfg.Routes {
 		rt, err := newRoute(fmt.Sprintf("routes[%d]", i), r)
 		if err != nil {
@@ -88,10 +101,13 @@ func newRoute(k string, r Route) (*route, error) {
 	}
 	rt := &route{
 		name: r.Name, registry: r.Registry, format: r.Format, auth: a,
-		limit: r.BodyLimit, urlToken: r.Auth.Type == AuthURLToken,
+		limit: r.BodyLimit, urlToken: r.Auth.Type == AuthURLToken, maxImages: r.MaxImages,
 	}
 	if rt.limit == 0 {
 		rt.limit = DefaultBodyLimit
+	}
+	if rt.maxImages == 0 {
+		rt.maxImages = DefaultMaxImages
 	}
 	rl := RateLimit{PerSecond: DefaultPerSecond}
 	if r.RateLimit != nil {
@@ -102,6 +118,23 @@ func newRoute(k string, r Route) (*route, error) {
 	}
 	rt.limiter = rate.NewLimiter(rate.Limit(rl.PerSecond), rl.Burst)
 	return rt, nil
+}
+
+// clientLimits builds the per-client limit of failed authentications.
+func clientLimits(cfg Config) (*clients, error) {
+	l := DefaultAuthFailures
+	if cfg.AuthFailures != nil {
+		l = *cfg.AuthFailures
+	}
+	var proxies []netip.Prefix
+	for i, s := range cfg.TrustedProxies {
+		p, err := parseCIDR(s)
+		if err != nil {
+			return nil, keyErr(fmt.Sprintf("trustedProxies[%d]", i), err.Error())
+		}
+		proxies = append(proxies, p)
+	}
+	return newClients(l, proxies), nil
 }
 
 // lookup finds the route of path /hooks/<route>[/<token>].

@@ -44,6 +44,7 @@ func TestStatusCodes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h, _, _ := newTest(t, Config{Routes: []Route{tt.route}})
 			req, _ := http.NewRequestWithContext(t.Context(), tt.method, tt.path, bytes.NewReader(tt.body))
+			req.Header.Set("Content-Type", "application/json")
 			w := newRecorder()
 			h.ServeHTTP(w, req)
 			if w.Code != tt.want || !strings.Contains(w.Body.String(), tt.answer) {

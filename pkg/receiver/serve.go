@@ -4,11 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
 	"net/http"
+	"net/netip"
+	"os"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/registry"
@@ -21,11 +26,15 @@ const (
 	resultRejected     = "rejected"
 	resultUnauthorized = "unauthorized"
 	resultThrottled    = "throttled"
+	resultBlocked      = "blocked"
 	resultFailed       = "failed"
 )
 
-// ServeHTTP handles one delivery: route, method, rate, body, credentials,
-// parse, publish.
+// ServeHTTP handles one delivery: route, method, the client's failed
+// authentications, content type, body, credentials, the route's rate,
+// parse, publish. Authentication comes before the route's rate limit, so
+// that forged deliveries cannot use up a genuine registry's share (GitHub
+// and Docker Hub do not deliver again after a 429).
 func (h *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt, token, ok := h.lookup(r.URL.Path)
 	if !ok {
@@ -38,18 +47,29 @@ func (h *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.finish(w, r, rt, http.StatusMethodNotAllowed, resultRejected, errorBody("only POST"))
 		return
 	}
-	if wait, ok := rt.allow(); !ok {
+	client := h.clients.client(r)
+	if wait, blocked := h.clients.blocked(client); blocked {
 		w.Header().Set("Retry-After", strconv.Itoa(wait))
-		h.finish(w, r, rt, http.StatusTooManyRequests, resultThrottled, errorBody("rate limit exceeded"))
+		h.finish(w, r, rt, http.StatusTooManyRequests, resultBlocked, errorBody("too many failed authentications"))
 		return
 	}
-	body, status, err := readBody(w, r, rt.limit)
+	if ct := r.Header.Get("Content-Type"); !registry.AcceptsContentType(rt.format, ct) {
+		h.finish(w, r, rt, http.StatusUnsupportedMediaType, resultRejected,
+			errorBody(fmt.Sprintf("content type %q is not one of %s", ct, strings.Join(registry.ContentTypes(rt.format), ", "))))
+		return
+	}
+	body, status, err := h.readBody(w, r, rt.limit)
 	if err != nil {
 		h.finish(w, r, rt, status, resultRejected, errorBody(err.Error()))
 		return
 	}
 	if err := rt.auth.check(r, token, body); err != nil {
-		h.denied(w, r, rt, err)
+		h.denied(w, r, rt, client, err)
+		return
+	}
+	if wait, ok := rt.allow(); !ok {
+		w.Header().Set("Retry-After", strconv.Itoa(wait))
+		h.finish(w, r, rt, http.StatusTooManyRequests, resultThrottled, errorBody("rate limit exceeded"))
 		return
 	}
 	h.deliver(w, r, rt, body)
@@ -68,21 +88,34 @@ func (rt *route) allow() (int, bool) {
 	return 0, true
 }
 
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, int, error) {
+// readBody reads at most limit bytes within the read timeout.
+func (h *Receiver) readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, int, error) {
+	rc := http.NewResponseController(w)
+	deadline := rc.SetReadDeadline(time.Now().Add(h.readTimeout)) == nil
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		// The rest of the body is not worth waiting for: the deadline stays,
+		// and the connection is not reused.
+		w.Header().Set("Connection", "close")
+	} else if deadline {
+		_ = rc.SetReadDeadline(time.Time{})
+	}
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
 		return nil, http.StatusRequestEntityTooLarge, errors.New("body larger than " + strconv.FormatInt(limit, 10) + " bytes")
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return nil, http.StatusRequestTimeout, errors.New("body not received within " + h.readTimeout.String())
 	case err != nil:
 		return nil, http.StatusBadRequest, errors.New("cannot read body")
 	}
 	return body, 0, nil
 }
 
-func (h *Receiver) denied(w http.ResponseWriter, r *http.Request, rt *route, err error) {
+func (h *Receiver) denied(w http.ResponseWriter, r *http.Request, rt *route, client netip.Addr, err error) {
 	var ua *unauthorized
 	if errors.As(err, &ua) {
+		h.clients.failed(client)
 		h.log.WarnContext(r.Context(), "webhook delivery refused", "route", rt.name, "error", err)
 		h.finish(w, r, rt, http.StatusUnauthorized, resultUnauthorized, errorBody(ua.Msg))
 		return
@@ -103,6 +136,11 @@ func (h *Receiver) deliver(w http.ResponseWriter, r *http.Request, rt *route, bo
 	}
 	if len(res.Pushes) == 0 {
 		h.finish(w, r, rt, http.StatusOK, resultIgnored, map[string]string{"ignored": res.Ignored})
+		return
+	}
+	if len(res.Pushes) > rt.maxImages {
+		h.finish(w, r, rt, http.StatusRequestEntityTooLarge, resultRejected, errorBody(fmt.Sprintf(
+			"the delivery names %d images; this route takes at most %d per delivery (maxImages)", len(res.Pushes), rt.maxImages)))
 		return
 	}
 	published, err := h.publish(r.Context(), res.Pushes)

@@ -11,16 +11,18 @@ import (
 type distributionEvent struct {
 	Timestamp string `json:"timestamp"`
 	Action    string `json:"action"`
-	Target    struct {
-		MediaType  string `json:"mediaType"`
-		Digest     string `json:"digest"`
-		Repository string `json:"repository"`
-		URL        string `json:"url"`
-		Tag        string `json:"tag"`
-	} `json:"target"`
+	Target    *distributionTarget `json:"target"`
 	Request struct {
 		Host string `json:"host"`
 	} `json:"request"`
+}
+
+type distributionTarget struct {
+	MediaType  string `json:"mediaType"`
+	Digest     string `json:"digest"`
+	Repository string `json:"repository"`
+	URL        string `json:"url"`
+	Tag        string `json:"tag"`
 }
 
 // manifestTypes are the media types of image manifests and indexes. An
@@ -49,8 +51,12 @@ func distribution(d Delivery) (found, error) {
 	for i, e := range *env.Events {
 		f := fmt.Sprintf("events[%d]", i)
 		switch {
+		case e.Action == "":
+			return found{}, fieldErr(f+".action", "required")
 		case lower(e.Action) != "push":
 			g.skip("action " + e.Action)
+		case e.Target == nil:
+			return found{}, fieldErr(f+".target", "required in a push event")
 		case !manifestTypes[e.Target.MediaType]:
 			g.skip("blob or non-image push")
 		case e.Target.Tag == "":
