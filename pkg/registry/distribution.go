@@ -9,10 +9,10 @@ import (
 // envelope (media types events.v1+json in v2.x, events.v2+json in v3; the
 // shape is the same). GitLab's bundled registry sends the same envelope.
 type distributionEvent struct {
-	Timestamp string `json:"timestamp"`
-	Action    string `json:"action"`
+	Timestamp string              `json:"timestamp"`
+	Action    string              `json:"action"`
 	Target    *distributionTarget `json:"target"`
-	Request struct {
+	Request   struct {
 		Host string `json:"host"`
 	} `json:"request"`
 }
