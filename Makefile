@@ -4,7 +4,7 @@
 
 GO        ?= go
 TEST_FLAGS ?= -timeout 60m
-CONTROL_PLANE := bin/etcd bin/kube-apiserver bin/kube-controller-manager
+CONTROL_PLANE := bin/etcd bin/kube-apiserver bin/kube-controller-manager bin/kube-scheduler bin/hollow-node
 
 .PHONY: all build bin test test-unit lint fmt demo bench render clean FORCE
 
@@ -19,7 +19,7 @@ bin/inplace: FORCE
 # built from their Go modules (test/tools) once and reused.
 bin: $(CONTROL_PLANE)
 
-$(CONTROL_PLANE) &: test/tools/go.mod test/tools/go.sum test/tools/build.sh
+$(CONTROL_PLANE) &: test/tools/go.mod test/tools/go.sum test/tools/build.sh $(wildcard test/tools/*/*.go)
 	test/tools/build.sh
 
 test: bin

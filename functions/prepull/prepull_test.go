@@ -76,7 +76,7 @@ func TestPrepullSkips(t *testing.T) {
 	w, appNS, pullNS, f := setup(t, nil)
 	v1 := fntest.Push(t, w, "prepull/skip", "v1")
 	v2 := fntest.Push(t, w, "prepull/skip", "v2")
-	node := w.Kubelet.NodeNames()[1]
+	node := w.NodeNames()[1]
 	onV2 := fntest.Pod(appNS, "already", v2.Ref, false)
 	onV2.Spec.NodeName = node
 	fntest.RunPod(t, w, onV2)
@@ -148,7 +148,7 @@ func TestPrepullTimeout(t *testing.T) {
 func TestPrepullPerNodeBound(t *testing.T) {
 	const perNode, plans = 2, 5
 	w, appNS, pullNS, f := setup(t, func(d *config.Defaults) { d.PrepullPerNode = perNode })
-	node := w.Kubelet.NodeNames()[2]
+	node := w.NodeNames()[2]
 	var evs []cloudevents.Event
 	for i := range plans {
 		repo := "prepull/bound" + string(rune('a'+i))

@@ -73,7 +73,7 @@ func (f *fixture) create(n int32) {
 			Spec: appsv1.StatefulSetSpec{Replicas: &n, Selector: sel, Template: f.template(),
 				PodManagementPolicy: appsv1.ParallelPodManagement}}, metav1.CreateOptions{})
 	case "DaemonSet":
-		n = int32(len(f.w.Kubelet.NodeNames()))
+		n = int32(len(f.w.NodeNames()))
 		_, err = f.c.AppsV1().DaemonSets(f.ns).Create(ctx, &appsv1.DaemonSet{ObjectMeta: meta,
 			Spec: appsv1.DaemonSetSpec{Selector: sel, Template: f.template()}}, metav1.CreateOptions{})
 	}

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,6 +12,8 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/inplace-dev/inplace/test/proc"
 )
 
 // Options configures a control plane. The zero value is usable.
@@ -43,9 +44,9 @@ type Cluster struct {
 	kubeconfig string
 	rest       *rest.Config
 	client     kubernetes.Interface
-	etcd       *proc
-	apiserver  *proc
-	kcm        *proc
+	etcd       *proc.Process
+	apiserver  *proc.Process
+	kcm        *proc.Process
 	started    time.Duration
 	stopOnce   sync.Once
 }
@@ -71,7 +72,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	ctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
 	defer cancel()
 	if err := c.start(ctx, binDir); err != nil {
-		logs := tails(25, c.etcd, c.apiserver, c.kcm)
+		logs := proc.Tails(25, c.etcd, c.apiserver, c.kcm)
 		c.Stop()
 		return nil, fmt.Errorf("start cluster: %w%s", err, logs)
 	}
@@ -120,8 +121,8 @@ func (c *Cluster) start(ctx context.Context, binDir string) error {
 // removes its directory unless told to keep it. It is safe to call twice.
 func (c *Cluster) Stop() {
 	c.stopOnce.Do(func() {
-		for _, p := range []*proc{c.kcm, c.apiserver, c.etcd} {
-			p.stop(10 * time.Second)
+		for _, p := range []*proc.Process{c.kcm, c.apiserver, c.etcd} {
+			p.Stop(10 * time.Second)
 		}
 		if c.opts.KeepDir {
 			c.log.Info("control plane stopped, directory kept", "dir", c.dir)
@@ -153,12 +154,4 @@ func (c *Cluster) Dir() string { return c.dir }
 func (c *Cluster) StartDuration() time.Duration { return c.started }
 
 // errExited reports that p died while we waited for it.
-func errExited(p *proc) error {
-	if done, err := p.exited(); done {
-		if err == nil {
-			err = errors.New("exit status 0")
-		}
-		return fmt.Errorf("%s exited: %w", p.name, err)
-	}
-	return nil
-}
+func errExited(p *proc.Process) error { return p.ErrExited() }

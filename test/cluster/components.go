@@ -15,6 +15,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/inplace-dev/inplace/test/proc"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -33,7 +35,7 @@ func (c *Cluster) startEtcd(ctx context.Context, bin string) error {
 		"--quota-backend-bytes=" + strconv.Itoa(4<<30),
 		"--log-level=warn",
 	}
-	p, err := startProc(c.dir, "etcd", bin, args)
+	p, err := proc.Start(c.dir, "etcd", bin, args)
 	if err != nil {
 		return err
 	}
@@ -52,7 +54,7 @@ func (c *Cluster) startEtcd(ctx context.Context, bin string) error {
 func (c *Cluster) startAPIServer(ctx context.Context, bin string) error {
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
-		if err = c.tryAPIServer(ctx, bin); err == nil || !strings.Contains(c.apiserver.tail(40), "address already in use") {
+		if err = c.tryAPIServer(ctx, bin); err == nil || !strings.Contains(c.apiserver.Tail(40), "address already in use") {
 			return err
 		}
 		c.log.Info("kube-apiserver port taken, retrying")
@@ -69,7 +71,7 @@ func (c *Cluster) tryAPIServer(ctx context.Context, bin string) error {
 	if err := c.writeAdminKubeconfig(); err != nil {
 		return err
 	}
-	p, err := startProc(c.dir, "kube-apiserver", bin, append(c.apiServerArgs(port), c.opts.APIServerFlags...))
+	p, err := proc.Start(c.dir, "kube-apiserver", bin, append(c.apiServerArgs(port), c.opts.APIServerFlags...))
 	if err != nil {
 		return err
 	}
@@ -144,7 +146,7 @@ func (c *Cluster) startControllerManager(ctx context.Context, bin string) error 
 		return err
 	}
 	args := append(c.controllerManagerArgs(kubeconfig, port), c.opts.ControllerManagerFlags...)
-	p, err := startProc(c.dir, "kube-controller-manager", bin, args)
+	p, err := proc.Start(c.dir, "kube-controller-manager", bin, args)
 	if err != nil {
 		return err
 	}
@@ -170,7 +172,7 @@ func (c *Cluster) controllerManagerArgs(kubeconfig string, port int) []string {
 	}
 }
 
-func (c *Cluster) waitControllerManager(ctx context.Context, p *proc, port int) error {
+func (c *Cluster) waitControllerManager(ctx context.Context, p *proc.Process, port int) error {
 	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // self-signed serving cert, loopback only
 	}}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the real control-plane binaries of the test world (etcd,
-# kube-apiserver, kube-controller-manager) from their Go modules into bin/,
-# once: a binary newer than this module's go.sum is reused.
+# Builds the real Kubernetes binaries of the test world from their Go modules
+# into bin/: etcd, kube-apiserver, kube-controller-manager, kube-scheduler and
+# hollow-node (the kubelet's code over a fake runtime). Each is built once and
+# reused while it is newer than this module's go.mod/go.sum and its own sources.
 set -euo pipefail
 cd "$(dirname "$0")"
 out="$(cd ../.. && pwd)/bin"
@@ -9,8 +10,15 @@ mkdir -p "$out"
 k8s=$(go list -m -f '{{.Version}}' k8s.io/kubernetes)
 minor=$(echo "$k8s" | cut -d. -f2)
 ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$k8s -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
-for b in etcd kube-apiserver kube-controller-manager; do
-	if [ -x "$out/$b" ] && [ "$out/$b" -nt go.sum ]; then
+
+stale() {
+	local b=$1
+	[ ! -x "$out/$b" ] || [ go.sum -nt "$out/$b" ] || [ go.mod -nt "$out/$b" ] ||
+		[ -n "$(find "./$b" -name '*.go' -newer "$out/$b" -print -quit)" ]
+}
+
+for b in etcd kube-apiserver kube-controller-manager kube-scheduler hollow-node; do
+	if ! stale "$b"; then
 		echo "bin/$b is up to date"
 		continue
 	fi

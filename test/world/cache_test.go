@@ -27,7 +27,7 @@ func TestImageCachePerNode(t *testing.T) {
 	}
 	image := w.Registry.Host() + "/inplace/cached:v1"
 	imageID := w.Registry.Host() + "/inplace/cached@" + digest
-	node := w.Kubelet.NodeNames()[0]
+	node := w.NodeNames()[0]
 	onNode := func(name string, policy corev1.PullPolicy) *corev1.Pod {
 		p := simplePod(ns, name, image)
 		p.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": node}

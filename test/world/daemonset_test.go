@@ -36,7 +36,7 @@ func TestDaemonSetOnePodPerNode(t *testing.T) {
 	if _, err := w.Client().AppsV1().DaemonSets(ns).Create(ctx, ds, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create daemonset: %v", err)
 	}
-	nodes := w.Kubelet.NodeNames()
+	nodes := w.NodeNames()
 	pods, err := world.WaitPods(ctx, w.Client(), ns, "app=agent", 2*time.Minute, "one Ready pod per node", world.AllReady(len(nodes)))
 	if err != nil {
 		t.Fatal(err)

@@ -52,7 +52,7 @@ func TestDeploymentReady(t *testing.T) {
 		if owner := metav1.GetControllerOf(&p); owner == nil || owner.UID != rs.UID {
 			t.Errorf("pod %s controller = %v, want replicaset %s", p.Name, owner, rs.Name)
 		}
-		if !slices.Contains(w.Kubelet.NodeNames(), p.Spec.NodeName) || p.Status.PodIP == "" {
+		if !slices.Contains(w.NodeNames(), p.Spec.NodeName) || p.Status.PodIP == "" {
 			t.Errorf("pod %s on node %q with IP %q, want a simulated node and an IP", p.Name, p.Spec.NodeName, p.Status.PodIP)
 		}
 	}

@@ -108,7 +108,7 @@ func TestNodesStayHealthy(t *testing.T) {
 	w := world.Shared(t)
 	deadline := time.Now().Add(18 * time.Second)
 	for time.Now().Before(deadline) {
-		for _, name := range w.Kubelet.NodeNames() {
+		for _, name := range w.NodeNames() {
 			n, err := w.Client().CoreV1().Nodes().Get(t.Context(), name, metav1.GetOptions{})
 			if err != nil {
 				t.Fatalf("get node: %v", err)
@@ -123,7 +123,7 @@ func TestNodesStayHealthy(t *testing.T) {
 		case <-time.After(time.Second):
 		}
 	}
-	l, err := w.Client().CoordinationV1().Leases("kube-node-lease").Get(t.Context(), w.Kubelet.NodeNames()[0], metav1.GetOptions{})
+	l, err := w.Client().CoordinationV1().Leases("kube-node-lease").Get(t.Context(), w.NodeNames()[0], metav1.GetOptions{})
 	if err != nil || l.Spec.RenewTime == nil || time.Since(l.Spec.RenewTime.Time) > 10*time.Second {
 		t.Errorf("lease %+v (err %v), want renewed within the last 10s", l, err)
 	}

@@ -35,7 +35,7 @@ func run(m *testing.M, opts Options) int {
 	}
 	defer w.Stop()
 	t := w.StartTimings()
-	fmt.Fprintf(os.Stderr, "world: started in %s (control plane %s, registry %s, nodes %s)\n",
+	fmt.Fprintf(os.Stderr, "world: %s nodes, started in %s (control plane %s, registry %s, nodes %s)\n", w.Mode,
 		t.Total.Round(1e6), t.ControlPlane.Round(1e6), t.Registry.Round(1e6), t.Nodes.Round(1e6))
 	shared = w
 	return m.Run()

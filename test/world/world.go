@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/inplace-dev/inplace/test/cluster"
+	"github.com/inplace-dev/inplace/test/hollow"
 	"github.com/inplace-dev/inplace/test/kubelet"
 	"github.com/inplace-dev/inplace/test/registry"
 )
@@ -28,6 +29,9 @@ type Options struct {
 	// Kubelet options; Resolver is the world's registry unless set, the
 	// logger defaults to Logger.
 	KubeletOptions kubelet.Options
+	// Nodes is the node mode: NodesSimulated or NodesHollow; default the
+	// INPLACE_NODES environment variable, else simulated.
+	Nodes NodeMode
 	// Logger receives progress messages; default discards them.
 	Logger *slog.Logger
 }
@@ -36,7 +40,13 @@ type Options struct {
 type World struct {
 	Cluster  *cluster.Cluster
 	Registry *registry.Registry
-	Kubelet  *kubelet.Kubelet
+	// Kubelet is the pool of simulated nodes (nil on hollow nodes).
+	Kubelet *kubelet.Kubelet
+	// Hollow is the pool of hollow nodes and kube-scheduler (nil on
+	// simulated nodes).
+	Hollow *hollow.Nodes
+	// Mode is the node mode the world runs.
+	Mode NodeMode
 
 	ownCluster bool
 	timings    Timings
@@ -90,21 +100,9 @@ func (w *World) startRest(ctx context.Context, opts Options) error {
 	w.Registry = reg
 	w.timings.Registry = time.Since(t)
 	t = time.Now()
-	ko := opts.KubeletOptions
-	if ko.Resolver == nil {
-		ko.Resolver = reg
-	}
-	if ko.Logger == nil {
-		ko.Logger = opts.Logger
-	}
-	k, err := kubelet.New(w.kubeletClient(), ko)
-	if err != nil {
+	if err := w.startNodes(ctx, opts); err != nil {
 		return err
 	}
-	if err := k.Start(ctx); err != nil {
-		return err
-	}
-	w.Kubelet = k
 	w.timings.Nodes = time.Since(t)
 	return nil
 }
@@ -125,6 +123,9 @@ func (w *World) Stop() error {
 	var errs []error
 	if w.Kubelet != nil {
 		w.Kubelet.Stop()
+	}
+	if w.Hollow != nil {
+		w.Hollow.Stop()
 	}
 	if w.Registry != nil {
 		errs = append(errs, w.Registry.Close())
