@@ -4,7 +4,6 @@
 
 GO        ?= go
 TEST_FLAGS ?= -timeout 60m
-CONTROL_PLANE := bin/etcd bin/kube-apiserver bin/kube-controller-manager bin/kube-scheduler bin/hollow-node
 
 .PHONY: all build bin test test-unit lint fmt demo bench render clean FORCE
 
@@ -15,11 +14,11 @@ build: bin/inplace
 bin/inplace: FORCE
 	$(GO) build -trimpath -o $@ ./cmd/inplace
 
-# The real etcd, kube-apiserver and kube-controller-manager of the test world,
-# built from their Go modules (test/tools) once and reused.
-bin: $(CONTROL_PLANE)
-
-$(CONTROL_PLANE) &: test/tools/go.mod test/tools/go.sum test/tools/build.sh $(wildcard test/tools/*/*.go)
+# The real Kubernetes binaries of the test world (etcd, kube-apiserver,
+# kube-controller-manager, kube-scheduler, the hollow node running the
+# kubelet's code), built from their Go modules (test/tools) once and reused
+# while their sources are unchanged.
+bin: FORCE
 	test/tools/build.sh
 
 test: bin
@@ -29,9 +28,9 @@ test: bin
 test-unit:
 	$(GO) test -short ./...
 
-# gofmt on every Go file; go vet on the main module. (test/tools is three
-# one-line mains; vetting them would type-check all of k8s.io/kubernetes a
-# second time in a cold CI, next to `make bin`.)
+# gofmt on every Go file; go vet on the main module. (test/tools holds the
+# mains of Kubernetes binaries; vetting them would type-check all of
+# k8s.io/kubernetes a second time in a cold CI, next to `make bin`.)
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...

@@ -2,7 +2,8 @@
 # Builds the real Kubernetes binaries of the test world from their Go modules
 # into bin/: etcd, kube-apiserver, kube-controller-manager, kube-scheduler and
 # hollow-node (the kubelet's code over a fake runtime). Each is built once and
-# reused while it is newer than this module's go.mod/go.sum and its own sources.
+# reused while this module's go.mod/go.sum and its own sources are unchanged
+# (a content hash kept beside it in bin/.<name>.stamp).
 set -euo pipefail
 cd "$(dirname "$0")"
 out="$(cd ../.. && pwd)/bin"
@@ -11,10 +12,12 @@ k8s=$(go list -m -f '{{.Version}}' k8s.io/kubernetes)
 minor=$(echo "$k8s" | cut -d. -f2)
 ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$k8s -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
 
+stamp() {
+	cat go.mod go.sum "./$1"/*.go | sha256sum | cut -d' ' -f1
+}
+
 stale() {
-	local b=$1
-	[ ! -x "$out/$b" ] || [ go.sum -nt "$out/$b" ] || [ go.mod -nt "$out/$b" ] ||
-		[ -n "$(find "./$b" -name '*.go' -newer "$out/$b" -print -quit)" ]
+	[ ! -x "$out/$1" ] || [ "$(cat "$out/.$1.stamp" 2>/dev/null)" != "$(stamp "$1")" ]
 }
 
 for b in etcd kube-apiserver kube-controller-manager kube-scheduler hollow-node; do
@@ -26,5 +29,6 @@ for b in etcd kube-apiserver kube-controller-manager kube-scheduler hollow-node;
 	start=$(date +%s)
 	go build -trimpath -ldflags "$ldflags" -o "$out/$b.tmp" "./$b"
 	mv "$out/$b.tmp" "$out/$b"
+	stamp "$b" >"$out/.$b.stamp"
 	echo "  bin/$b built in $(( $(date +%s) - start ))s"
 done
