@@ -130,6 +130,39 @@ type Counts struct {
 	Failed     int `json:"failed"`
 	RolledBack int `json:"rolledBack"`
 	Skipped    int `json:"skipped"`
+	// Deleted are pods deleted or replaced while the rollout had them in
+	// flight; the rollout went on without them (a replacement is a pod of
+	// its own).
+	Deleted int `json:"deleted,omitempty"`
+}
+
+// Results of a template sync (TemplateOutcome.Result).
+const (
+	// TemplateSynced: the template was changed to the target without a rollout.
+	TemplateSynced = "Synced"
+	// TemplateCurrent: the template already showed the target.
+	TemplateCurrent = "AlreadyCurrent"
+	// TemplateNotSynced: the workload's state made a safe sync impossible;
+	// the template still shows the old images.
+	TemplateNotSynced = "NotSynced"
+	// TemplateLeftToGitOps: a GitOps tool owns the template; the image to
+	// write in Git is named.
+	TemplateLeftToGitOps = "LeftToGitOps"
+	// TemplateNone: the workload has no template (a bare pod) or template
+	// sync is off.
+	TemplateNone = "None"
+)
+
+// TemplateOutcome says what became of the workload's template.
+type TemplateOutcome struct {
+	Result string `json:"result"`
+	// Reason is a CamelCase cause when the template was not synced
+	// ("TwoActiveReplicaSets", "ManagedByArgoCD", "WorkloadDeleted").
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+	// Images are what the template should show, by container: what was
+	// written, or what to write (in Git, for LeftToGitOps).
+	Images map[string]string `json:"images,omitempty"`
 }
 
 // RolloutData (rollout.completed / .halted): how a workload's rollout ended.
@@ -140,8 +173,11 @@ type RolloutData struct {
 	Counts    Counts    `json:"counts"`
 	Reason    string    `json:"reason,omitempty"`
 	Message   string    `json:"message,omitempty"`
-	// TemplateSynced says whether the workload template now shows the target.
+	// TemplateSynced says whether the workload template now shows the
+	// target (Template.Result Synced or AlreadyCurrent), and nothing else.
 	TemplateSynced bool `json:"templateSynced"`
+	// Template says what became of the template, and why when it was not synced.
+	Template *TemplateOutcome `json:"template,omitempty"`
 	// PreviousImages maps container name to the template image before the sync.
 	PreviousImages map[string]string `json:"previousImages,omitempty"`
 }

@@ -98,18 +98,31 @@ func (f *Function) plannedEvent(in cloudevents.Event, r *rollout.Rollout, p *rol
 	return e, nil
 }
 
+// templateOutcome reports what became of the template: synced (or already
+// showing the target) is the only case that says templateSynced; a sync
+// found impossible or left to GitOps is the completion's reason.
+func templateOutcome(d *events.RolloutData, s *rollout.Sync) {
+	d.Template = &events.TemplateOutcome{Result: s.Result, Reason: s.Reason, Message: s.Note, Images: s.Images}
+	switch s.Result {
+	case events.TemplateSynced, events.TemplateCurrent:
+		d.TemplateSynced = true
+		d.PreviousImages = s.PreviousImages
+	case events.TemplateNotSynced, events.TemplateLeftToGitOps:
+		d.Reason = "Template" + s.Result
+	}
+	if s.Note != "" {
+		d.Message = strings.TrimPrefix(d.Message+"; "+s.Note, "; ")
+	}
+}
+
 // endEvents is rollout.halted or rollout.completed, and the matching CDEvent.
 func (f *Function) endEvents(in cloudevents.Event, r *rollout.Rollout, typ string) ([]cloudevents.Event, error) {
 	d := events.RolloutData{
 		UpgradeID: r.UpgradeID, Workload: r.Workload, Target: r.Target(), Counts: r.Counts(),
 		Reason: r.Reason, Message: r.Message,
 	}
-	if r.Sync != nil {
-		d.TemplateSynced = r.Sync.Step == SyncDone
-		d.PreviousImages = r.Sync.PreviousImages
-		if r.Sync.Note != "" {
-			d.Message = strings.TrimPrefix(d.Message+"; "+r.Sync.Note, "; ")
-		}
+	if r.Sync != nil && typ == events.RolloutCompleted {
+		templateOutcome(&d, r.Sync)
 	}
 	id := events.DeriveID(r.UpgradeID, typ, "")
 	e, err := events.Follow(in, id, typ, events.Source(Name), r.Workload.String(), d)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/rollout"
 	"github.com/inplace-dev/inplace/pkg/settle"
 )
@@ -25,7 +26,7 @@ type Syncer interface {
 // syncTemplate runs one step of the template sync and records its progress
 // in the rollout state; when done the rollout is Completed.
 func (f *Function) syncTemplate(ctx context.Context, r *rollout.Rollout) (*rollout.Rollout, error) {
-	progress, done := rollout.Sync{Step: SyncDone, Note: "template sync is off"}, true
+	progress, done := rollout.Sync{Step: SyncDone, Result: events.TemplateNone, Note: "template sync is off"}, true
 	if f.d.Syncer != nil {
 		var err error
 		if progress, done, err = f.d.Syncer.Sync(ctx, r); err != nil {

@@ -112,10 +112,16 @@ func rolloutDetail(typ string, d events.RolloutData) string {
 	if c.RolledBack > 0 {
 		s += fmt.Sprintf(", %d rolled back", c.RolledBack)
 	}
+	if c.Deleted > 0 {
+		s += fmt.Sprintf(", %d deleted in flight", c.Deleted)
+	}
 	if typ == events.RolloutCompleted {
-		if d.TemplateSynced {
+		switch {
+		case d.Template != nil && d.Template.Result == events.TemplateLeftToGitOps:
+			s += ", template left to GitOps"
+		case d.TemplateSynced:
 			s += ", template synced"
-		} else {
+		default:
 			s += ", template not synced"
 		}
 	}

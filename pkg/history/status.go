@@ -3,11 +3,14 @@ package history
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/rollout"
 )
 
@@ -25,10 +28,16 @@ type Summary struct {
 	Pending    int           `json:"pending"`
 	Failed     int           `json:"failed"`
 	RolledBack int           `json:"rolledBack"`
-	Reason     string        `json:"reason,omitempty"`
-	Message    string        `json:"message,omitempty"`
-	StartedAt  time.Time     `json:"startedAt"`
-	UpdatedAt  time.Time     `json:"updatedAt"`
+	// Deleted are pods deleted or replaced in flight.
+	Deleted int `json:"deleted,omitempty"`
+	// Template is what became of the template once the rollout completed
+	// (events.TemplateSynced, NotSynced, LeftToGitOps, ...), with its reason.
+	Template       string    `json:"template,omitempty"`
+	TemplateReason string    `json:"templateReason,omitempty"`
+	Reason         string    `json:"reason,omitempty"`
+	Message        string    `json:"message,omitempty"`
+	StartedAt      time.Time `json:"startedAt"`
+	UpdatedAt      time.Time `json:"updatedAt"`
 }
 
 // Done is how many pods run the target: upgraded, or needing nothing.
@@ -38,10 +47,16 @@ func (s Summary) Done() int { return s.Succeeded + s.Current }
 func Summarize(r rollout.Rollout) Summary {
 	s := Summary{
 		Workload: r.Workload.String(), UpgradeID: r.UpgradeID, Phase: r.Phase, Target: r.Target(),
-		Wave: r.Wave, Pods: len(r.Pods), Reason: r.Reason, Message: r.Message,
+		Wave: r.Wave, Pods: len(r.Pods) + len(r.Gone), Reason: r.Reason, Message: r.Message,
 		StartedAt: r.StartedAt, UpdatedAt: r.UpdatedAt,
 	}
-	for _, p := range r.Pods {
+	if r.Sync != nil && r.Phase == rollout.Completed {
+		s.Template, s.TemplateReason = r.Sync.Result, r.Sync.Reason
+		if s.Reason == "" && (s.Template == events.TemplateNotSynced || s.Template == events.TemplateLeftToGitOps) {
+			s.Reason, s.Message = "Template"+s.Template, r.Sync.Note
+		}
+	}
+	for _, p := range append(slices.Collect(maps.Values(r.Pods)), r.Gone...) {
 		switch p.State {
 		case rollout.Succeeded:
 			s.Succeeded++
@@ -55,6 +70,8 @@ func Summarize(r rollout.Rollout) Summary {
 			s.Failed++
 		case rollout.RolledBack:
 			s.RolledBack++
+		case rollout.Deleted:
+			s.Deleted++
 		}
 	}
 	return s
@@ -96,15 +113,19 @@ func Bar(done, total, width int) string {
 // WriteStatus writes the rollouts as a table, ages relative to now.
 func WriteStatus(w io.Writer, rows []Summary, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "WORKLOAD\tPHASE\tPROGRESS\tSUCCEEDED\tIN-FLIGHT\tFAILED\tROLLED-BACK\tAGE\tUPGRADE\tTARGET\tREASON")
+	fmt.Fprintln(tw, "WORKLOAD\tPHASE\tPROGRESS\tSUCCEEDED\tIN-FLIGHT\tFAILED\tROLLED-BACK\tDELETED\tAGE\tUPGRADE\tTARGET\tTEMPLATE\tREASON")
 	for _, s := range rows {
 		reason := s.Reason
 		if s.Message != "" {
 			reason = strings.TrimPrefix(reason+": "+s.Message, ": ")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n",
-			s.Workload, s.Phase, Bar(s.Done(), s.Pods, 10), s.Succeeded, s.InFlight, s.Failed, s.RolledBack,
-			Age(now.Sub(s.StartedAt)), s.UpgradeID, Abbrev(s.Target), reason)
+		template := s.Template
+		if template == "" {
+			template = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n",
+			s.Workload, s.Phase, Bar(s.Done(), s.Pods-s.Deleted, 10), s.Succeeded, s.InFlight, s.Failed, s.RolledBack,
+			s.Deleted, Age(now.Sub(s.StartedAt)), s.UpgradeID, Abbrev(s.Target), template, reason)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write status: %w", err)

@@ -42,6 +42,22 @@ func TestSummarize(t *testing.T) {
 	}
 }
 
+// A completed rollout says what became of the template, and counts the pods
+// deleted in flight.
+func TestSummarizeTemplateAndDeleted(t *testing.T) {
+	r := sampleRollout("web", rollout.Completed, rollout.Succeeded, rollout.Succeeded)
+	r.Gone = []*rollout.Pod{{Name: "web-x", State: rollout.Deleted}, {Name: "web-y", State: rollout.Succeeded}}
+	r.Sync = &rollout.Sync{Step: "done", Result: events.TemplateLeftToGitOps, Reason: "ManagedByArgoCD", Note: "write app=… in Git"}
+	got := Summarize(r)
+	if got.Pods != 4 || got.Succeeded != 3 || got.Deleted != 1 || got.Done() != 3 {
+		t.Errorf("counts %+v", got)
+	}
+	if got.Template != events.TemplateLeftToGitOps || got.TemplateReason != "ManagedByArgoCD" ||
+		got.Reason != "TemplateLeftToGitOps" || got.Message != "write app=… in Git" {
+		t.Errorf("template %q %q, reason %q %q", got.Template, got.TemplateReason, got.Reason, got.Message)
+	}
+}
+
 func TestSelectStatus(t *testing.T) {
 	now := t0.Add(3 * time.Hour)
 	at := func(name string, phase rollout.Phase, updated time.Duration) Summary {
@@ -106,8 +122,12 @@ func TestWriteStatus(t *testing.T) {
 	halted := sampleRollout("web", rollout.Halted, rollout.Succeeded, rollout.Succeeded, rollout.RolledBack)
 	halted.Reason, halted.Message = "ImagePullBackOff", "shop/web-c: Back-off pulling image"
 	running := sampleRollout("api", rollout.Running, rollout.Succeeded, rollout.InFlight, rollout.Pending, rollout.Pending)
+	unsynced := sampleRollout("cart", rollout.Completed, rollout.Succeeded, rollout.Succeeded)
+	unsynced.Gone = []*rollout.Pod{{Name: "cart-x", State: rollout.Deleted, Reason: "PodDeleted"}}
+	unsynced.Sync = &rollout.Sync{Step: "done", Result: events.TemplateNotSynced, Reason: "RolloutUnderWay",
+		Note: "template left as is: the Deployment has 2 active ReplicaSets"}
 	var b bytes.Buffer
-	rows := []Summary{Summarize(halted), Summarize(running)}
+	rows := []Summary{Summarize(halted), Summarize(running), Summarize(unsynced)}
 	if err := WriteStatus(&b, rows, t0.Add(90*time.Second)); err != nil {
 		t.Fatal(err)
 	}

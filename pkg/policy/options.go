@@ -16,6 +16,9 @@ const (
 	AnnotationPrepull        = "inplace.dev/prepull"
 	AnnotationPaused         = "inplace.dev/paused"
 	AnnotationVerifySeconds  = "inplace.dev/verify-seconds"
+	// AnnotationSyncUnderGitOps "true" lets the template sync change a
+	// workload that Argo CD or Flux manages (by default it is left to Git).
+	AnnotationSyncUnderGitOps = "inplace.dev/sync-under-gitops"
 )
 
 // Defaults fill what the annotations leave out; start from StandardDefaults.
@@ -42,6 +45,8 @@ type Options struct {
 	Prepull        bool
 	Paused         bool
 	VerifySeconds  int
+	// SyncUnderGitOps: sync the template even when a GitOps tool manages it.
+	SyncUnderGitOps bool
 }
 
 // FromAnnotations reads the opt-in annotations. Without inplace.dev/policy
@@ -94,7 +99,17 @@ func readOptional(ann map[string]string, o *Options) error {
 			return err
 		}
 	}
-	return nil
+	o.SyncUnderGitOps, err = SyncUnderGitOps(ann)
+	return err
+}
+
+// SyncUnderGitOps reads inplace.dev/sync-under-gitops (absent: false).
+func SyncUnderGitOps(ann map[string]string) (bool, error) {
+	v, ok := ann[AnnotationSyncUnderGitOps]
+	if !ok {
+		return false, nil
+	}
+	return parseBool(AnnotationSyncUnderGitOps, v)
 }
 
 // parseMaxUnavailable accepts "3" or "25%". Zero is refused: an in-place

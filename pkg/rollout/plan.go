@@ -26,8 +26,10 @@ func Plan(r *Rollout, cands []Candidate, inputID string, paused bool, now time.T
 	return out
 }
 
-// reconcile adds new pods, forgets deleted ones (unless in flight, whose
-// outcome verify will report), and notices pods that need nothing anymore.
+// reconcile adds new pods, notices pods that need nothing anymore, and
+// handles pods that left: untouched ones (pending, current) are forgotten,
+// those whose upgrade ended move to Gone (they still count), in-flight ones
+// stay until their outcome is reported (verify, or the watchdog).
 func reconcile(r *Rollout, cands []Candidate) {
 	seen := make(map[string]bool, len(cands))
 	for _, c := range cands {
@@ -36,15 +38,27 @@ func reconcile(r *Rollout, cands []Candidate) {
 		if ok && p.State == InFlight {
 			continue
 		}
+		if ok && p.UID != c.Pod.UID && touched(p) {
+			r.leave(p) // replaced after its upgrade ended
+		}
 		if !ok || p.UID != c.Pod.UID || p.State == Pending {
 			r.Pods[c.Pod.Name] = fromCandidate(c)
 		}
 	}
 	for name, p := range r.Pods {
-		if !seen[name] && p.State != InFlight {
+		switch {
+		case seen[name] || p.State == InFlight:
+		case touched(p):
+			r.leave(p)
+		default:
 			delete(r.Pods, name)
 		}
 	}
+}
+
+// touched: the rollout changed the pod, or tried to.
+func touched(p *Pod) bool {
+	return p.State != Pending && p.State != Current && p.State != InFlight
 }
 
 func fromCandidate(c Candidate) *Pod {

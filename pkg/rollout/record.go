@@ -22,6 +22,14 @@ func Record(r *Rollout, typ string, o events.OutcomeData, inputID string, now ti
 		return
 	}
 	p.Reason = o.Reason
+	if typ == events.UpgradeFailed && goneReasons[o.Reason] {
+		p.State = Deleted
+		if o.Message != "" {
+			p.Reason += ": " + o.Message
+		}
+		r.leave(p)
+		return
+	}
 	switch typ {
 	case events.UpgradeSucceeded:
 		p.State = Succeeded
@@ -39,6 +47,24 @@ func Record(r *Rollout, typ string, o events.OutcomeData, inputID string, now ti
 		}
 		r.Message = o.Plan.Pod.String() + ": " + o.Message
 	}
+}
+
+// goneReasons are the outcomes of a pod that left the workload in flight
+// (inplace.ReasonPodDeleted, ReasonPodReplaced): not the upgrade's failure.
+var goneReasons = map[string]bool{"PodDeleted": true, "PodReplaced": true}
+
+// leave moves a pod the rollout touched from Pods to Gone, so a replacement
+// of the same name is planned like any other pod and the pod still counts.
+func (r *Rollout) leave(p *Pod) {
+	if r.Pods[p.Name] == p {
+		delete(r.Pods, p.Name)
+	}
+	for _, g := range r.Gone {
+		if g.UID == p.UID {
+			return
+		}
+	}
+	r.Gone = append(r.Gone, p)
 }
 
 // Settle moves a Running rollout whose pods all run the target (none

@@ -291,3 +291,52 @@ func TestIdleRolloutSettlesAtOnce(t *testing.T) {
 		t.Errorf("phase %s idle %v", r.Phase, r.Idle())
 	}
 }
+
+// A pod deleted in flight is counted as deleted and the rollout goes on:
+// its replacement (on the old image) is planned like any other pod, and a
+// StatefulSet pod replaced under the same name is planned again.
+func TestPodDeletedInFlightIsCountedAndTheRolloutGoesOn(t *testing.T) {
+	w := newWorld(3, 1)
+	r := Begin(nil, "u-1", wl, push, Options{Budget: 1}, t0)
+	a := Plan(r, w.cands(), "push", false, t0)[0].Name
+	o := outcome(r, a)
+	delete(w, a)
+	w["web-09"] = &Candidate{Pod: events.PodRef{Namespace: "shop", Name: "web-09", UID: "uid-9"}, Ready: true, Containers: plan()}
+	o.Outcome, o.Reason, o.Message = events.OutcomeFailed, "PodDeleted", "pod shop/"+a+" is gone"
+	Record(r, events.UpgradeFailed, o, "gone-"+a, t0)
+	Record(r, events.UpgradeFailed, o, "gone-"+a+"-again", t0) // a duplicate changes nothing
+	next := Plan(r, w.cands(), "gone-"+a, false, t0)
+	if r.Phase != Running || len(next) != 1 {
+		t.Fatalf("phase %s (%s), planned %v; want Running and the next pod planned", r.Phase, r.Reason, names(next))
+	}
+	if c := r.Counts(); c.Deleted != 1 || c.Failed != 0 || c.Pods != 4 {
+		t.Errorf("counts %+v; want the deleted pod counted as deleted, not failed, and 4 pods", c)
+	}
+	// The StatefulSet case: the next pod is replaced under its own name.
+	b := next[0].Name
+	ob := outcome(r, b)
+	w[b].Pod.UID = "uid-" + b + "-new"
+	ob.Outcome, ob.Reason = events.OutcomeFailed, "PodReplaced"
+	Record(r, events.UpgradeFailed, ob, "replaced-"+b, t0)
+	again := Plan(r, w.cands(), "replaced-"+b, false, t0)
+	if len(again) != 1 || again[0].Name != b || again[0].UID != "uid-"+b+"-new" {
+		t.Fatalf("planned %+v; want the replacement %s planned under its new UID", again, b)
+	}
+	for step := 0; !Settle(r, fmt.Sprint(step), t0); step++ {
+		var inflight string
+		for name, p := range r.Pods {
+			if p.State == InFlight {
+				inflight = name
+			}
+		}
+		if inflight == "" || step > 10 {
+			t.Fatalf("stuck: %+v", r.Pods)
+		}
+		w[inflight].Containers = nil
+		Record(r, events.UpgradeSucceeded, outcome(r, inflight), "ok-"+inflight, t0)
+		Plan(r, w.cands(), "ok-"+inflight, false, t0)
+	}
+	if c := r.Counts(); c.Succeeded != 3 || c.Deleted != 2 || c.Pods != 5 {
+		t.Errorf("final counts %+v; want 3 succeeded (web-09 and the replacement among them) and 2 deleted", c)
+	}
+}

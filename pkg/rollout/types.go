@@ -36,6 +36,9 @@ const (
 	// Current: the pod needed nothing (already on the target, or every
 	// container skipped).
 	Current PodState = "Current"
+	// Deleted: the pod was deleted or replaced while in flight; the rollout
+	// goes on without it.
+	Deleted PodState = "Deleted"
 )
 
 // Pod is one pod of the rollout.
@@ -86,6 +89,10 @@ type Rollout struct {
 	UpdatedAt  time.Time `json:"updatedAt"`
 	// Sync is the template sync's progress, once Syncing.
 	Sync *Sync `json:"sync,omitempty"`
+	// Gone are pods the rollout touched that left the workload: deleted or
+	// replaced in flight (Deleted), or after their upgrade ended. They are
+	// counted; a replacement of the same name is a pod of its own in Pods.
+	Gone []*Pod `json:"gone,omitempty"`
 	// HaltedBy and SettledBy name the input whose handling halted the
 	// rollout or found every pod done, so a redelivered input re-emits the
 	// same rollout.halted / completion events.
@@ -106,6 +113,10 @@ type Sync struct {
 	Revision     string `json:"revision,omitempty"`
 	// Note says why the template was not (fully) synced, when it was not.
 	Note string `json:"note,omitempty"`
+	// Result is the outcome once Step is done (events.TemplateSynced, ...);
+	// Reason its CamelCase cause when the template was not synced.
+	Result string `json:"result,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // Target is the pushed reference being rolled out.
@@ -128,10 +139,10 @@ type Candidate struct {
 	Why string
 }
 
-// Counts tallies the pods by state.
+// Counts tallies the pods by state, those gone from the workload included.
 func (r *Rollout) Counts() events.Counts {
-	c := events.Counts{Pods: len(r.Pods)}
-	for _, p := range r.Pods {
+	c := events.Counts{Pods: len(r.Pods) + len(r.Gone)}
+	for _, p := range r.all() {
 		switch p.State {
 		case Succeeded:
 			c.Succeeded++
@@ -141,7 +152,18 @@ func (r *Rollout) Counts() events.Counts {
 			c.RolledBack++
 		case Current:
 			c.Skipped++
+		case Deleted:
+			c.Deleted++
 		}
 	}
 	return c
+}
+
+// all is every pod of the rollout, live and gone.
+func (r *Rollout) all() []*Pod {
+	out := make([]*Pod, 0, len(r.Pods)+len(r.Gone))
+	for _, p := range r.Pods {
+		out = append(out, p)
+	}
+	return append(out, r.Gone...)
 }

@@ -18,7 +18,7 @@ func (s *Syncer) daemonSet(ctx context.Context, r *rollout.Rollout, p *rollout.S
 	c := s.Client.AppsV1().DaemonSets(r.Workload.Namespace)
 	ds, err := c.Get(ctx, r.Workload.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return impossible(p, "the DaemonSet was deleted")
+		return impossible(p, ReasonWorkloadDeleted, "the DaemonSet was deleted")
 	}
 	if err != nil {
 		return err

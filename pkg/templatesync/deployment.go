@@ -18,7 +18,7 @@ func (s *Syncer) deployment(ctx context.Context, r *rollout.Rollout, p *rollout.
 	c := s.Client.AppsV1().Deployments(r.Workload.Namespace)
 	d, err := c.Get(ctx, r.Workload.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return impossible(p, "the Deployment was deleted")
+		return impossible(p, ReasonWorkloadDeleted, "the Deployment was deleted")
 	}
 	if err != nil {
 		return err
@@ -57,7 +57,8 @@ func (s *Syncer) deploymentStart(ctx context.Context, r *rollout.Rollout, p *rol
 		return err
 	}
 	if len(active) != 1 {
-		return impossible(p, "template left as is: the Deployment has %d active ReplicaSets (a rollout is under way)", len(active))
+		return impossible(p, ReasonRolloutUnderWay, "template left as is: the Deployment has %d active ReplicaSets (a rollout of its own is under way); "+
+			"resuming or finishing it replaces the upgraded pods with its template's images", len(active))
 	}
 	p.FromRevision = active[0].Name
 	if done, err := s.begin(ctx, r, p, d.ObjectMeta, d.Spec.Template.Spec, d.Spec.Selector); done || err != nil {

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/imageref"
 	"github.com/inplace-dev/inplace/pkg/inplace"
 	"github.com/inplace-dev/inplace/pkg/rollout"
@@ -101,12 +102,15 @@ func (s *Syncer) begin(ctx context.Context, r *rollout.Rollout, p *rollout.Sync,
 	}
 	images, err := targetImages(r, pods)
 	if err != nil {
-		return false, impossible(p, "template left as is: %v", err)
+		return false, impossible(p, ReasonPodsNotOnTarget, "template left as is: %v", err)
 	}
 	p.Images, p.PreviousImages = images, previous(meta, spec, r.UpgradeID, images)
 	if shows(spec, images) && meta.Annotations[inplace.SyncAnnotation] == "" {
-		p.Step, p.Note = StepDone, "the template already shows the target"
+		p.Step, p.Result, p.Note = StepDone, events.TemplateCurrent, "the template already shows the target"
 		return true, nil
+	}
+	if err := s.gitOps(r, p, meta); err != nil {
+		return false, err
 	}
 	return false, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/inplace"
@@ -172,9 +173,16 @@ func TestDeploymentMidRolloutIsLeftAlone(t *testing.T) {
 	before, _ := f.c.AppsV1().Deployments(f.ns).Get(ctx, f.name, metav1.GetOptions{})
 	r := &rollout.Rollout{UpgradeID: "u-busy", Phase: rollout.Syncing, Workload: events.ObjectRef{Kind: "Deployment", Namespace: f.ns, Name: f.name},
 		Push: events.ImagePushedData{Registry: f.w.Registry.Host(), Repository: f.ns + "/shop", Tag: "1.1.0", Origin: "test"}}
-	p, done, err := (&templatesync.Syncer{Client: f.c}).Sync(ctx, r)
+	rec := record.NewFakeRecorder(10)
+	p, done, err := (&templatesync.Syncer{Client: f.c, Recorder: rec}).Sync(ctx, r)
 	if err != nil || !done || !strings.Contains(p.Note, "2 active ReplicaSets") {
 		t.Fatalf("sync: done %v err %v note %q", done, err, p.Note)
+	}
+	if p.Result != events.TemplateNotSynced || p.Reason != templatesync.ReasonRolloutUnderWay {
+		t.Errorf("result %q reason %q; want NotSynced RolloutUnderWay (the template was not synced)", p.Result, p.Reason)
+	}
+	if ev := <-rec.Events; !strings.HasPrefix(ev, "Warning "+templatesync.EventNotSynced) {
+		t.Errorf("event %q; want a Warning %s on the workload", ev, templatesync.EventNotSynced)
 	}
 	after, _ := f.c.AppsV1().Deployments(f.ns).Get(ctx, f.name, metav1.GetOptions{})
 	if after.Spec.Paused || after.Annotations[inplace.SyncAnnotation] != "" ||

@@ -16,7 +16,7 @@ func (s *Syncer) replicaSet(ctx context.Context, r *rollout.Rollout, p *rollout.
 	c := s.Client.AppsV1().ReplicaSets(r.Workload.Namespace)
 	rs, err := c.Get(ctx, r.Workload.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return impossible(p, "the ReplicaSet was deleted")
+		return impossible(p, ReasonWorkloadDeleted, "the ReplicaSet was deleted")
 	}
 	if err != nil {
 		return err

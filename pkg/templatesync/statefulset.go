@@ -17,7 +17,7 @@ func (s *Syncer) statefulSet(ctx context.Context, r *rollout.Rollout, p *rollout
 	c := s.Client.AppsV1().StatefulSets(r.Workload.Namespace)
 	sts, err := c.Get(ctx, r.Workload.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return impossible(p, "the StatefulSet was deleted")
+		return impossible(p, ReasonWorkloadDeleted, "the StatefulSet was deleted")
 	}
 	if err != nil {
 		return err

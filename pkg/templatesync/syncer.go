@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/inplace"
 	"github.com/inplace-dev/inplace/pkg/rollout"
 	"github.com/inplace-dev/inplace/pkg/settle"
@@ -63,21 +64,38 @@ func (s *Syncer) Sync(ctx context.Context, r *rollout.Rollout) (rollout.Sync, bo
 	case "ReplicaSet":
 		err = s.replicaSet(ctx, r, &p)
 	default:
-		p.Step, p.Note = StepDone, "a bare pod has no template"
+		p.Step, p.Result, p.Note = StepDone, events.TemplateNone, "a bare pod has no template"
 	}
-	if errors.Is(err, errImpossible) {
-		s.event(r, corev1.EventTypeWarning, "InPlaceTemplateNotSynced", p.Note)
-		p.Step = StepDone
-		err = nil
+	switch {
+	case errors.Is(err, errImpossible):
+		s.event(r, corev1.EventTypeWarning, EventNotSynced, p.Note)
+		p.Step, err = StepDone, nil
+	case errors.Is(err, errGitOps):
+		s.event(r, corev1.EventTypeWarning, EventLeftToGitOps, p.Note)
+		p.Step, err = StepDone, nil
 	}
 	return p, p.Step == StepDone, err
 }
 
+// Event reasons on the workload.
+const (
+	EventSynced       = "InPlaceTemplateSynced"
+	EventNotSynced    = "InPlaceTemplateNotSynced"
+	EventLeftToGitOps = "InPlaceTemplateLeftToGitOps"
+)
+
+// Reasons a template is not synced (rollout.Sync.Reason).
+const (
+	ReasonWorkloadDeleted = "WorkloadDeleted"
+	ReasonRolloutUnderWay = "RolloutUnderWay"
+	ReasonPodsNotOnTarget = "PodsNotOnTarget"
+)
+
 // errImpossible: the workload's own state forbids a safe sync; p.Note says why.
 var errImpossible = errors.New("template sync impossible")
 
-func impossible(p *rollout.Sync, format string, args ...any) error {
-	p.Note = fmt.Sprintf(format, args...)
+func impossible(p *rollout.Sync, reason, format string, args ...any) error {
+	p.Result, p.Reason, p.Note = events.TemplateNotSynced, reason, fmt.Sprintf(format, args...)
 	return errImpossible
 }
 
@@ -131,9 +149,9 @@ func finish[T any](ctx context.Context, s *Syncer, r *rollout.Rollout, p *rollou
 	if _, err := patch(ctx, r.Workload.Name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: "inplace"}); err != nil {
 		return fmt.Errorf("record previous images on %s: %w", r.Workload, err)
 	}
-	s.event(r, corev1.EventTypeNormal, "InPlaceTemplateSynced",
+	s.event(r, corev1.EventTypeNormal, EventSynced,
 		fmt.Sprintf("template now %v without a rollout (was %v; upgrade %s)", p.Images, p.PreviousImages, r.UpgradeID))
-	p.Step = StepDone
+	p.Step, p.Result = StepDone, events.TemplateSynced
 	return nil
 }
 

@@ -71,6 +71,8 @@ type workload struct {
 	gate        bool
 	minReady    int32
 	annotations map[string]string
+	// labels are the Deployment's own (its pods carry app=<name>).
+	labels map[string]string
 }
 
 // deploy creates a Deployment and waits until its pods are Ready.
@@ -82,7 +84,7 @@ func (e *env) deploy(wl workload) {
 		spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: inplace.ReadinessGate}}
 	}
 	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: wl.name, Namespace: e.ns, Annotations: wl.annotations},
+		ObjectMeta: metav1.ObjectMeta{Name: wl.name, Namespace: e.ns, Annotations: wl.annotations, Labels: wl.labels},
 		Spec: appsv1.DeploymentSpec{Replicas: &wl.replicas, MinReadySeconds: wl.minReady, Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec}},
 	}

@@ -1,0 +1,94 @@
+package templatesync
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/policy"
+	"github.com/inplace-dev/inplace/pkg/rollout"
+)
+
+// Tracking labels and annotations of the GitOps tools: what they stamp on
+// every object they apply.
+const (
+	ArgoInstanceLabel        = "argocd.argoproj.io/instance"
+	ArgoTrackingAnnotation   = "argocd.argoproj.io/tracking-id"
+	FluxKustomizationLabel   = "kustomize.toolkit.fluxcd.io/name"
+	FluxKustomizationNSLabel = "kustomize.toolkit.fluxcd.io/namespace"
+	FluxHelmReleaseLabel     = "helm.toolkit.fluxcd.io/name"
+	FluxHelmReleaseNSLabel   = "helm.toolkit.fluxcd.io/namespace"
+)
+
+// Reasons a template is left to a GitOps tool.
+const (
+	ReasonManagedByArgoCD = "ManagedByArgoCD"
+	ReasonManagedByFlux   = "ManagedByFlux"
+)
+
+// Manager names the GitOps tool managing an object, from its tracking
+// metadata: a CamelCase reason and a description, or "" when none does.
+func Manager(meta metav1.ObjectMeta) (reason, who string) {
+	l, a := meta.Labels, meta.Annotations
+	switch {
+	case a[ArgoTrackingAnnotation] != "":
+		app, _, _ := strings.Cut(a[ArgoTrackingAnnotation], ":")
+		return ReasonManagedByArgoCD, "Argo CD (application " + app + ")"
+	case l[ArgoInstanceLabel] != "":
+		return ReasonManagedByArgoCD, "Argo CD (application " + l[ArgoInstanceLabel] + ")"
+	case l[FluxKustomizationLabel] != "":
+		return ReasonManagedByFlux, "Flux (Kustomization " + qualified(l[FluxKustomizationNSLabel], l[FluxKustomizationLabel]) + ")"
+	case l[FluxHelmReleaseLabel] != "":
+		return ReasonManagedByFlux, "Flux (HelmRelease " + qualified(l[FluxHelmReleaseNSLabel], l[FluxHelmReleaseLabel]) + ")"
+	}
+	return "", ""
+}
+
+func qualified(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
+}
+
+// errGitOps: a GitOps tool owns the template; p.Note names the images to
+// write in Git.
+var errGitOps = errors.New("template left to GitOps")
+
+// gitOps leaves the template of a GitOps-managed workload alone: its tool
+// would put the old template back (self-heal) and the controller would then
+// replace every upgraded pod. The pods stay upgraded in place; the outcome
+// names what to write in Git. inplace.dev/sync-under-gitops: "true" syncs
+// anyway.
+func (s *Syncer) gitOps(r *rollout.Rollout, p *rollout.Sync, meta metav1.ObjectMeta) error {
+	reason, who := Manager(meta)
+	if reason == "" {
+		return nil
+	}
+	anyway, err := policy.SyncUnderGitOps(meta.Annotations)
+	if err != nil {
+		return impossible(p, "InvalidAnnotation", "template left as is: %v", err)
+	}
+	if anyway {
+		return nil
+	}
+	p.Result, p.Reason = events.TemplateLeftToGitOps, reason
+	p.Note = fmt.Sprintf("%s %s is managed by %s: its template is left to Git; write %s there "+
+		"(the pods already run it in place; %s: \"true\" syncs the template anyway)",
+		r.Workload.Kind, r.Workload.Name, who, describe(p.Images), policy.AnnotationSyncUnderGitOps)
+	return errGitOps
+}
+
+// describe lists images by container: "app=registry/shop:1.1@sha256:…".
+func describe(images map[string]string) string {
+	parts := make([]string, 0, len(images))
+	for name, img := range images {
+		parts = append(parts, name+"="+img)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}
