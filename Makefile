@@ -5,7 +5,7 @@
 GO        ?= go
 TEST_FLAGS ?= -timeout 60m
 
-.PHONY: all build bin test test-unit lint fmt demo bench render clean FORCE
+.PHONY: all build bin bin-knative test test-unit lint fmt demo demo-knative bench render clean FORCE
 
 all: build
 
@@ -20,6 +20,13 @@ bin/inplace: FORCE
 # while their sources are unchanged.
 bin: FORCE
 	test/tools/build.sh
+
+# Knative Eventing's own components (controller, MT Broker, ingress, filter,
+# in-memory channel, ApiServerSource adapter) for the Knative node of the
+# test world (test/knative), built from knative.dev/eventing
+# (test/knative-tools) once and reused.
+bin-knative:
+	test/knative-tools/build.sh
 
 test: bin
 	$(GO) test $(TEST_FLAGS) ./...

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Builds Knative Eventing's components for the test world's Knative node into
+# bin/knative/, once: a binary newer than this module's go.mod, go.sum and Go
+# files is reused. Four are knative.dev/eventing's own mains (the tool lines
+# of go.mod), three are this module's (see doc.go). It also copies the
+# module's config/ (CRDs, ConfigMaps, roles) there, so the tests install the
+# manifests of the very version the binaries were built from.
+set -euo pipefail
+cd "$(dirname "$0")"
+out="$(cd ../.. && pwd)/bin/knative"
+mkdir -p "$out"
+version=$(go list -m -f '{{.Version}}' knative.dev/eventing)
+pkgs=$(awk '/^tool \(/{on=1; next} on && /^\)/{on=0} on{print $1}' go.mod)
+pkgs="$pkgs ./eventing-controller ./mtchannel-broker ./imc-controller"
+stale=()
+for pkg in $pkgs; do
+	b="$out/$(basename "$pkg")"
+	if [ -x "$b" ] && [ -z "$(find . \( -name '*.go' -o -name go.mod -o -name go.sum \) -newer "$b")" ]; then
+		echo "bin/knative/$(basename "$pkg") is up to date"
+	else
+		stale+=("$pkg")
+	fi
+done
+if [ ${#stale[@]} -gt 0 ]; then
+	echo "building ${#stale[@]} Knative Eventing $version components into bin/knative (go build in test/knative-tools):"
+	printf '  %s\n' "${stale[@]}"
+	echo "  the first build compiles knative.dev/eventing and its dependencies: a few minutes on 2 cores..."
+	start=$(date +%s)
+	tmp=$(mktemp -d "$out/.build.XXXXXX")
+	trap 'rm -rf "$tmp"' EXIT
+	go build -trimpath -ldflags "-s -w" -o "$tmp/" "${stale[@]}"
+	mv "$tmp"/* "$out/"
+	echo "  built in $(( $(date +%s) - start ))s"
+fi
+src=$(go list -m -f '{{.Dir}}' knative.dev/eventing)
+if [ "$(cat "$out/VERSION" 2>/dev/null)" != "$version" ]; then
+	echo "copying knative.dev/eventing $version config/ (CRDs, ConfigMaps) into bin/knative/config"
+	rm -rf "$out/config"
+	mkdir -p "$out/config"
+	cp -r "$src/config/core" "$src/config/channels" "$src/config/brokers" "$out/config/"
+	chmod -R u+w "$out/config"
+	echo "$version" > "$out/VERSION"
+fi
