@@ -28,7 +28,7 @@ bin: FORCE
 bin-knative:
 	test/knative-tools/build.sh
 
-test: bin
+test: bin bin-knative
 	$(GO) test $(TEST_FLAGS) ./...
 
 # Tests that need neither the control plane nor long runs.

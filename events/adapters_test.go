@@ -63,6 +63,30 @@ func TestAPIServerSourceBecomesPodUpdated(t *testing.T) {
 	}
 }
 
+// A pod listed when the adapter starts (or a new one) arrives as an add:
+// the same pod.updated, with the same id as an update of that state.
+func TestAPIServerSourceAddBecomesPodUpdated(t *testing.T) {
+	update := readEvent(t, "testdata/apiserversource_pod_update.json")
+	add := update.Clone()
+	add.SetType(APIServerSourceAdd)
+	got, err := Normalize(add)
+	if err != nil {
+		t.Fatalf("Normalize: %v", err)
+	}
+	want, err := Normalize(update)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Type() != PodUpdated || got.ID() != want.ID() {
+		t.Errorf("add gave %s %s; want %s %s", got.Type(), got.ID(), PodUpdated, want.ID())
+	}
+	del := update.Clone()
+	del.SetType("dev.knative.apiserver.resource.delete")
+	if _, err := FromAPIServerSource(del); !errors.Is(err, settle.ErrPermanent) {
+		t.Errorf("a delete: err = %v; want permanent", err)
+	}
+}
+
 func TestAPIServerSourceRejectsOtherKinds(t *testing.T) {
 	in := readEvent(t, "testdata/apiserversource_pod_update.json")
 	in.SetData(cloudevents.ApplicationJSON, map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "x"}})

@@ -9,15 +9,15 @@ import (
 )
 
 // FromAPIServerSource adapts a Knative ApiServerSource event in Resource
-// mode (type dev.knative.apiserver.resource.update, data = the whole object)
-// about a pod into pod.updated.
+// mode (type dev.knative.apiserver.resource.update or .add, data = the
+// whole object) about a pod into pod.updated.
 //
 // ApiServerSource ids are random, so they are never used as dedup keys: the
 // new id is derived from the pod's UID and resourceVersion, which makes two
 // deliveries of the same pod state one event.
 func FromAPIServerSource(e cloudevents.Event) (cloudevents.Event, error) {
-	if e.Type() != APIServerSourceUpdate {
-		return e, permanent(e.Type(), fieldErr("type", "want "+APIServerSourceUpdate))
+	if e.Type() != APIServerSourceUpdate && e.Type() != APIServerSourceAdd {
+		return e, permanent(e.Type(), fieldErr("type", "want "+APIServerSourceUpdate+" or "+APIServerSourceAdd))
 	}
 	var probe struct {
 		APIVersion string `json:"apiVersion"`

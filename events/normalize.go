@@ -11,7 +11,7 @@ import (
 // cannot accept is a permanent error naming what is wrong.
 func Normalize(e cloudevents.Event) (cloudevents.Event, error) {
 	switch {
-	case e.Type() == APIServerSourceUpdate:
+	case e.Type() == APIServerSourceUpdate, e.Type() == APIServerSourceAdd:
 		return FromAPIServerSource(e)
 	case strings.HasPrefix(e.Type(), CDEventArtifactPublishedPrefix):
 		return FromCDEvent(e)

@@ -33,6 +33,11 @@ var Types = []string{
 const (
 	// APIServerSourceUpdate is Knative ApiServerSource's Resource-mode update.
 	APIServerSourceUpdate = "dev.knative.apiserver.resource.update"
+	// APIServerSourceAdd is its Resource-mode add: every pod it lists when
+	// it starts (after a restart too) and every new pod. Taken like an
+	// update, it is the resync that a pod whose last update was sent
+	// while no adapter ran (a new namespace restarts it) needs.
+	APIServerSourceAdd = "dev.knative.apiserver.resource.add"
 	// CDEventArtifactPublishedPrefix matches every version of CDEvents artifact.published.
 	CDEventArtifactPublishedPrefix = "dev.cdevents.artifact.published."
 )

@@ -99,7 +99,7 @@ func TestFuncYAMLSubscriptions(t *testing.T) {
 		}
 		got[s.Filters["type"]] = true
 	}
-	want := []string{events.APIServerSourceUpdate}
+	want := []string{events.APIServerSourceUpdate, events.APIServerSourceAdd}
 	for _, c := range app.Consumers {
 		want = append(want, c.Types...)
 	}
