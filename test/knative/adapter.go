@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -14,6 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/inplace-dev/inplace/test/proc"
 )
 
 // adapterRunner runs the ApiServerSource adapter of each Deployment the
@@ -30,7 +31,7 @@ type adapterRunner struct {
 }
 
 type adapter struct {
-	proc *process
+	proc *proc.Process
 	env  []string
 }
 
@@ -72,7 +73,7 @@ func (r *adapterRunner) sync(ctx context.Context, o any) {
 		return
 	}
 	if a := r.running[key]; a != nil {
-		a.proc.stop(5 * time.Second)
+		a.proc.Stop(5 * time.Second)
 	}
 	sa := d.Spec.Template.Spec.ServiceAccountName
 	kubeconfig, _, err := r.node.World.Cluster.MintKubeconfig(ctx, d.Namespace, sa)
@@ -86,7 +87,7 @@ func (r *adapterRunner) sync(ctx context.Context, o any) {
 	}
 	all := append([]string{"KUBECONFIG=" + kubeconfig, "HTTP_PROXY=" + r.node.proxy.URL(),
 		"PROFILING_PORT=" + strconv.Itoa(ports[0])}, env...)
-	p, err := startProcess(r.node.dir, "adapter-"+d.Name, filepath.Join(r.node.bin, "apiserver_receive_adapter"), nil, all)
+	p, err := proc.Start(r.node.dir, "adapter-"+d.Name, filepath.Join(r.node.bin, "apiserver_receive_adapter"), nil, all...)
 	if err != nil {
 		r.node.log.Error("apiserversource adapter", "deployment", key, "err", err)
 		return
@@ -129,7 +130,7 @@ func (r *adapterRunner) stop(key string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if a := r.running[key]; a != nil {
-		a.proc.stop(5 * time.Second)
+		a.proc.Stop(5 * time.Second)
 		delete(r.running, key)
 	}
 }
@@ -138,7 +139,7 @@ func (r *adapterRunner) stopAll() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for k, a := range r.running {
-		a.proc.stop(5 * time.Second)
+		a.proc.Stop(5 * time.Second)
 		delete(r.running, k)
 	}
 }
@@ -146,9 +147,9 @@ func (r *adapterRunner) stopAll() {
 func (r *adapterRunner) logs(lines int) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var sb strings.Builder
+	var ps []*proc.Process
 	for _, a := range r.running {
-		sb.WriteString(a.proc.tail(lines))
+		ps = append(ps, a.proc)
 	}
-	return sb.String()
+	return proc.Tails(lines, ps...)
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/inplace-dev/inplace/test/proc"
 )
 
 // component is one Knative process and what it needs besides the common
@@ -50,7 +52,7 @@ func (n *Node) startComponents(ctx context.Context) error {
 	}
 	for i, c := range comps {
 		env := append(n.baseEnv(c.name, ports[4+i]), c.env...)
-		p, err := startProcess(n.dir, c.name, filepath.Join(n.bin, c.name), nil, env)
+		p, err := proc.Start(n.dir, c.name, filepath.Join(n.bin, c.name), nil, env...)
 		if err != nil {
 			return err
 		}
@@ -95,12 +97,12 @@ func (n *Node) baseEnv(name string, profilingPort int) []string {
 func (n *Node) waitPort(ctx context.Context, name string, port int) error {
 	p := n.procs[0]
 	for _, q := range n.procs {
-		if q.name == name {
+		if q.Name() == name {
 			p = q
 		}
 	}
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
-		if done, err := p.exited(); done {
+		if done, err := p.Exited(); done {
 			return false, fmt.Errorf("%s exited: %v", name, err)
 		}
 		c, err := net.DialTimeout("tcp", loopback(port), time.Second)
@@ -111,7 +113,7 @@ func (n *Node) waitPort(ctx context.Context, name string, port int) error {
 		return true, nil
 	})
 	if err != nil {
-		return fmt.Errorf("%s not listening on %d: %w\n%s", name, port, err, p.tail(30))
+		return fmt.Errorf("%s not listening on %d: %w\n%s", name, port, err, p.Tail(30))
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/inplace-dev/inplace/test/cluster"
+	"github.com/inplace-dev/inplace/test/proc"
 	"github.com/inplace-dev/inplace/test/world"
 )
 
@@ -56,7 +57,7 @@ type Node struct {
 	log               *slog.Logger
 	proxy             *proxy
 	apply             *applier
-	procs             []*process
+	procs             []*proc.Process
 	adapters          *adapterRunner
 	stopAdapters      context.CancelFunc
 }
@@ -156,7 +157,7 @@ func (n *Node) Stop() {
 		n.adapters.stopAll()
 	}
 	for i := len(n.procs) - 1; i >= 0; i-- {
-		n.procs[i].stop(5 * time.Second)
+		n.procs[i].Stop(5 * time.Second)
 	}
 	if n.proxy != nil {
 		n.proxy.close()
@@ -170,8 +171,8 @@ func (n *Node) Stop() {
 func (n *Node) Check() error {
 	var errs []error
 	for _, p := range n.procs {
-		if done, err := p.exited(); done {
-			errs = append(errs, fmt.Errorf("knative: %s exited (%v)\n%s", p.name, err, p.tail(30)))
+		if done, err := p.Exited(); done {
+			errs = append(errs, fmt.Errorf("knative: %s exited (%v)\n%s", p.Name(), err, p.Tail(30)))
 		}
 	}
 	return errors.Join(errs...)
@@ -179,14 +180,11 @@ func (n *Node) Check() error {
 
 // Logs is the tail of every component's log, for a failing test.
 func (n *Node) Logs(lines int) string {
-	var sb strings.Builder
-	for _, p := range n.procs {
-		sb.WriteString(p.tail(lines))
-	}
+	s := proc.Tails(lines, n.procs...)
 	if n.adapters != nil {
-		sb.WriteString(n.adapters.logs(lines))
+		s += n.adapters.logs(lines)
 	}
-	return sb.String()
+	return s
 }
 
 // ProxyURL is the node's stand-in for cluster DNS, for HTTP_PROXY.

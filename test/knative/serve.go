@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
+
+	"github.com/inplace-dev/inplace/test/proc"
 )
 
 // Function is a Knative Service the node serves as a host process.
@@ -24,7 +26,7 @@ type Function struct {
 	Addr string
 	// Host is the Service's cluster name, routed to Addr by the proxy.
 	Host string
-	proc *process
+	proc *proc.Process
 }
 
 // Serve stands in for Knative Serving, for each Knative Service in svcs
@@ -87,7 +89,7 @@ func (n *Node) serve(ctx context.Context, bin string, svc *servingv1.Service) (*
 		}
 		env = append(env, "INPLACE_KUBECONFIG="+kubeconfig)
 	}
-	if f.proc, err = startProcess(n.dir, "ksvc-"+svc.Name, bin, ctr.Args, env); err != nil {
+	if f.proc, err = proc.Start(n.dir, "ksvc-"+svc.Name, bin, ctr.Args, env...); err != nil {
 		return nil, err
 	}
 	n.procs = append(n.procs, f.proc)
@@ -201,7 +203,7 @@ func (n *Node) waitProbe(ctx context.Context, f *Function, probe *corev1.Probe) 
 	}
 	url := "http://" + f.Addr + path
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		if done, err := f.proc.exited(); done {
+		if done, err := f.proc.Exited(); done {
 			return false, fmt.Errorf("exited: %v", err)
 		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -213,7 +215,7 @@ func (n *Node) waitProbe(ctx context.Context, f *Function, probe *corev1.Probe) 
 		return res.StatusCode == http.StatusOK, nil
 	})
 	if err != nil {
-		return fmt.Errorf("not ready at %s: %w\n%s", url, err, f.proc.tail(30))
+		return fmt.Errorf("not ready at %s: %w\n%s", url, err, f.proc.Tail(30))
 	}
 	return nil
 }
@@ -244,4 +246,4 @@ func (n *Node) markServed(ctx context.Context, svc *servingv1.Service, f *Functi
 
 // Stop ends the function's process (a Service scaled to zero); Check
 // reports it from then on.
-func (f *Function) Stop() { f.proc.stop(5 * time.Second) }
+func (f *Function) Stop() { f.proc.Stop(5 * time.Second) }
