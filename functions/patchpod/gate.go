@@ -13,10 +13,12 @@ import (
 	"github.com/inplace-dev/inplace/pkg/settle"
 )
 
-// drain sets the gate False and waits the grace period from its
-// lastTransitionTime. It returns nil when the patch may go, errAgain when
-// the pod must be read again (the gate just went False with no grace), or
-// "not yet".
+// drain sets the gate False, waits the grace period from its
+// lastTransitionTime, then waits until the pod is out of service: Ready no
+// longer True and no ready endpoint of any Service (the kubelet and the
+// EndpointSlice controller take their time to honour the gate). It returns
+// nil when the patch may go, "not yet", or a refusal when the pod stayed in
+// service past DrainTimeout.
 func (s *step) drain(ctx context.Context, pod *corev1.Pod, now time.Time) error {
 	grace := time.Duration(s.plan.GraceSeconds) * time.Second
 	since, ok := gateFalseSince(pod)
@@ -26,17 +28,32 @@ func (s *step) drain(ctx context.Context, pod *corev1.Pod, now time.Time) error 
 			return err
 		}
 		s.f.d.Recorder.Eventf(pod, corev1.EventTypeNormal, EventUpgrade,
-			"Readiness gate %s set False; patching in %s", inplace.ReadinessGate, grace)
-		if grace == 0 {
-			return errAgain
-		}
-		return settle.NotYet(grace+time.Second, "draining pod %s for %s", s.plan.Pod, grace)
+			"Readiness gate %s set False; patching in %s, once the pod is out of service", inplace.ReadinessGate, grace)
+		return settle.NotYet(max(grace+time.Second, s.f.d.Drain), "draining pod %s for %s", s.plan.Pod, grace)
 	}
 	if wait := drainedAt(since, grace).Sub(now); wait > 0 {
 		return settle.NotYet(wait, "draining pod %s: %s left", s.plan.Pod, wait.Round(time.Millisecond))
 	}
-	return nil
+	slices, err := s.f.d.Client.DiscoveryV1().EndpointSlices(pod.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("patch pod %s: list EndpointSlices: %w", s.plan.Pod, err)
+	}
+	done, msg := inplace.Drained(pod, slices.Items)
+	switch {
+	case done:
+		return nil
+	case now.Sub(since) > s.f.d.DrainTimeout:
+		return errNotDrained{fmt.Sprintf("readiness gate False for %s and %s", now.Sub(since).Round(time.Second), msg)}
+	}
+	return settle.NotYet(s.f.d.Drain, "pod %s: gate False, waiting to leave service: %s", s.plan.Pod, msg)
 }
+
+// errNotDrained: the pod stayed in service although its gate went False
+// (a kubelet that does not honour it, a node gone silent). It is never
+// patched then.
+type errNotDrained struct{ msg string }
+
+func (e errNotDrained) Error() string { return e.msg }
 
 // drainedAt is when a gate False since t has been False for grace. The
 // lastTransitionTime has second precision (truncated), so a second is

@@ -34,6 +34,9 @@ const (
 	ReasonAlreadyUpToDate = "AlreadyUpToDate"
 	// ReasonPatchRejected: the API server refused the patch as invalid.
 	ReasonPatchRejected = "PatchRejected"
+	// ReasonNotDrained: the pod stayed Ready, or a ready endpoint, after
+	// its readiness gate went False.
+	ReasonNotDrained = "NotDrained"
 )
 
 // attempts bounds re-reads after a failed precondition within one delivery.
@@ -50,6 +53,10 @@ type Deps struct {
 	// Busy is how soon a pod with another upgrade under way is tried
 	// again; default 2s.
 	Busy time.Duration
+	// Drain is how soon a gated pod is looked at again while it leaves
+	// service; default 250ms. DrainTimeout bounds that wait (from the gate
+	// going False); past it the upgrade is refused; default 60s.
+	Drain, DrainTimeout time.Duration
 }
 
 // Function is the patch-pod function.
@@ -68,6 +75,12 @@ func New(d Deps) *Function {
 	}
 	if d.Busy <= 0 {
 		d.Busy = 2 * time.Second
+	}
+	if d.Drain <= 0 {
+		d.Drain = 250 * time.Millisecond
+	}
+	if d.DrainTimeout <= 0 {
+		d.DrainTimeout = time.Minute
 	}
 	return &Function{d: d}
 }
@@ -132,7 +145,11 @@ func (s *step) attempt(ctx context.Context) ([]cloudevents.Event, error) {
 		return s.refused(ctx, pod, inplace.ReasonChangedByOthers, err.Error())
 	}
 	if inplace.HasGate(pod) {
-		if err := s.drain(ctx, pod, now); err != nil {
+		var nd errNotDrained
+		switch err := s.drain(ctx, pod, now); {
+		case errors.As(err, &nd):
+			return s.refused(ctx, pod, ReasonNotDrained, nd.msg)
+		case err != nil:
 			return nil, err
 		}
 	}
