@@ -30,6 +30,7 @@ type Cache interface {
 type Store interface {
 	Get(ctx context.Context, key string) ([]byte, uint64, error)
 	Update(ctx context.Context, key string, fn func(old []byte) ([]byte, error)) ([]byte, error)
+	Keys(ctx context.Context) ([]string, error)
 }
 
 // Defaults gives the current configuration (config.Store).
@@ -45,6 +46,9 @@ type Deps struct {
 	Syncer Syncer
 	Log    *slog.Logger
 	Now    func() time.Time
+	// Watchdog overrides config-inplace's watchdog settings where non-zero
+	// (see Sweep).
+	Watchdog Watchdog
 }
 
 // Function is compute-spec.

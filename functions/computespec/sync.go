@@ -3,6 +3,7 @@ package computespec
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/inplace-dev/inplace/events"
@@ -39,13 +40,21 @@ func (f *Function) syncTemplate(ctx context.Context, r *rollout.Rollout) (*rollo
 		if err != nil || cur == nil || cur.UpgradeID != r.UpgradeID {
 			return nil, fmt.Errorf("compute-spec: rollout %s changed during its template sync", r.UpgradeID)
 		}
-		cur.Sync = &progress
+		if step(cur.Sync) != step(r.Sync) || cur.Phase != rollout.Syncing {
+			// Another worker (a redelivery, the watchdog) recorded a step
+			// meanwhile: never write an older one over it.
+			return nil, errSyncMoved
+		}
+		cur.Sync, cur.UpdatedAt = &progress, f.d.Now()
 		if done {
 			cur.Phase = rollout.Completed
 		}
 		out = cur
 		return json.Marshal(cur)
 	})
+	if errors.Is(err, errSyncMoved) {
+		return nil, settle.NotYet(stallRecheck, "template sync of %s: moved on meanwhile", r.Workload)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -53,4 +62,14 @@ func (f *Function) syncTemplate(ctx context.Context, r *rollout.Rollout) (*rollo
 		return nil, settle.NotYet(stallRecheck, "template sync of %s: %s", r.Workload, progress.Step)
 	}
 	return out, nil
+}
+
+var errSyncMoved = errors.New("template sync moved on")
+
+// step names the progress of a sync ("" before the first step).
+func step(s *rollout.Sync) string {
+	if s == nil {
+		return ""
+	}
+	return s.Step
 }

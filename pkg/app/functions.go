@@ -2,9 +2,13 @@ package app
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"time"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
 
 	"k8s.io/client-go/kubernetes"
 
@@ -32,6 +36,10 @@ type FunctionDeps struct {
 	// Events records Kubernetes Events on pods and workloads; off for dry runs.
 	Events bool
 	Log    *slog.Logger
+	// Publish, when set, puts what compute-spec's watchdog emits on the
+	// bus, every WatchdogPeriod; without it no watchdog runs (dry runs).
+	Publish        func(ctx context.Context, e cloudevents.Event) error
+	WatchdogPeriod time.Duration
 }
 
 // Functions makes the named functions of the chain, and the loops they
@@ -47,8 +55,12 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 	}
 	if slices.Contains(names, computespec.Name) {
 		syncer := &templatesync.Syncer{Client: d.Kube, Recorder: recorder(computespec.Name), Log: d.Log.With("function", computespec.Name)}
-		fns = append(fns, computespec.New(computespec.Deps{Cache: d.Cache, Store: d.Store, Defaults: d.Defaults,
-			Syncer: syncer, Log: d.Log.With("function", computespec.Name)}))
+		f := computespec.New(computespec.Deps{Cache: d.Cache, Store: d.Store, Defaults: d.Defaults,
+			Syncer: syncer, Log: d.Log.With("function", computespec.Name)})
+		fns = append(fns, f)
+		if d.Publish != nil {
+			loops = append(loops, func(ctx context.Context) { every(ctx, d.WatchdogPeriod, watchdog(f, d.Publish), d.Log) })
+		}
 	}
 	if slices.Contains(names, prepull.Name) {
 		f := prepull.New(prepull.Deps{Client: d.Kube, Config: d.Defaults, Log: d.Log.With("function", prepull.Name)})
@@ -68,8 +80,12 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 
 // buildFunctions makes the functions p names, and the pod watcher.
 func (a *App) buildFunctions(ctx context.Context, p *config.Process, pub watcher.Publisher, log *slog.Logger) error {
-	fns, loops := Functions(ctx, p.Functions, FunctionDeps{Kube: a.Kube, Cache: a.Cache, Store: a.KV,
-		Defaults: a.Defaults, Events: true, Log: log})
+	d := FunctionDeps{Kube: a.Kube, Cache: a.Cache, Store: a.KV, Defaults: a.Defaults, Events: true, Log: log,
+		WatchdogPeriod: p.WatchdogPeriod}
+	if pub != nil {
+		d.Publish = pub.Publish
+	}
+	fns, loops := Functions(ctx, p.Functions, d)
 	a.Functions = append(a.Functions, fns...)
 	a.Background = append(a.Background, loops...)
 	if p.WatchPods {
@@ -84,6 +100,19 @@ func (a *App) buildFunctions(ctx context.Context, p *config.Process, pub watcher
 		})
 	}
 	return nil
+}
+
+// watchdog is one sweep of compute-spec's watchdog, its events published.
+func watchdog(f *computespec.Function, publish func(context.Context, cloudevents.Event) error) func(context.Context) error {
+	return func(ctx context.Context) error {
+		outs, err := f.Sweep(ctx)
+		for _, e := range outs {
+			if perr := publish(ctx, e); perr != nil {
+				return errors.Join(err, fmt.Errorf("watchdog: publish %s: %w", e.Type(), perr))
+			}
+		}
+		return err
+	}
 }
 
 // every runs fn each period until ctx ends, logging failures.

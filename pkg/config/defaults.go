@@ -25,6 +25,14 @@ type Defaults struct {
 	PrepullTimeout time.Duration
 	// EmitCDEvents makes compute-spec emit CDEvents service.upgraded/rolledback.
 	EmitCDEvents bool
+	// Watchdog: slack added to every deadline of a pod in flight, how often
+	// a late step is reminded and how many times before the pod is given up,
+	// and how long a rollout may stall (nothing in flight, pods waiting)
+	// before it is halted.
+	WatchdogSlack       time.Duration
+	WatchdogRemindEvery time.Duration
+	WatchdogReminders   int
+	StallDeadline       time.Duration
 }
 
 // StandardDefaults are used when the ConfigMap is absent or leaves a key out.
@@ -35,6 +43,11 @@ func StandardDefaults() Defaults {
 		PrepullPerNode:   2,
 		PrepullTimeout:   5 * time.Minute,
 		EmitCDEvents:     true,
+
+		WatchdogSlack:       time.Minute,
+		WatchdogRemindEvery: time.Minute,
+		WatchdogReminders:   3,
+		StallDeadline:       15 * time.Minute,
 	}
 }
 
@@ -52,6 +65,10 @@ func ParseDefaults(data map[string]string) (Defaults, error) {
 		configmap.AsInt("prepull-per-node", &d.PrepullPerNode),
 		configmap.AsDuration("prepull-timeout", &d.PrepullTimeout),
 		configmap.AsBool("emit-cdevents", &d.EmitCDEvents),
+		configmap.AsDuration("watchdog-slack", &d.WatchdogSlack),
+		configmap.AsDuration("watchdog-remind-every", &d.WatchdogRemindEvery),
+		configmap.AsInt("watchdog-reminders", &d.WatchdogReminders),
+		configmap.AsDuration("stall-deadline", &d.StallDeadline),
 	)
 	if err != nil {
 		return d, fmt.Errorf("configmap %s: %w", ConfigMapName, err)
@@ -74,6 +91,14 @@ func ParseDefaults(data map[string]string) (Defaults, error) {
 		return d, fmt.Errorf("configmap %s: prepull-timeout: must be positive, not %s", ConfigMapName, d.PrepullTimeout)
 	case d.PrepullNamespace == "":
 		return d, fmt.Errorf("configmap %s: prepull-namespace: must not be empty", ConfigMapName)
+	case d.WatchdogSlack < 0:
+		return d, fmt.Errorf("configmap %s: watchdog-slack: must not be negative, not %s", ConfigMapName, d.WatchdogSlack)
+	case d.WatchdogRemindEvery <= 0:
+		return d, fmt.Errorf("configmap %s: watchdog-remind-every: must be positive, not %s", ConfigMapName, d.WatchdogRemindEvery)
+	case d.WatchdogReminders < 0:
+		return d, fmt.Errorf("configmap %s: watchdog-reminders: must not be negative, not %d", ConfigMapName, d.WatchdogReminders)
+	case d.StallDeadline <= 0:
+		return d, fmt.Errorf("configmap %s: stall-deadline: must be positive, not %s", ConfigMapName, d.StallDeadline)
 	}
 	return d, nil
 }

@@ -40,6 +40,9 @@ type Process struct {
 	Bus bus.Config
 	// LogLevel is debug, info, warn or error.
 	LogLevel string
+	// WatchdogPeriod is how often compute-spec's watchdog enforces the
+	// deadlines of the rollouts in flight.
+	WatchdogPeriod time.Duration
 }
 
 // AllFunctions are the functions of the chain, in order.
@@ -105,6 +108,7 @@ func BindFlags(fs *pflag.FlagSet, p *Process) error {
 	num(&p.Bus.Replicas, "replicas", p.Bus.Replicas, "stream and KV replicas (3 on a NATS cluster)")
 	dur(&p.Bus.AckWait, "ack-wait", p.Bus.AckWait, "how long an event may stay unsettled")
 	dur(&p.Bus.MaxAge, "retention", p.Bus.MaxAge, "how long events are kept for tail, trace and replay")
+	dur(&p.WatchdogPeriod, "watchdog-period", 30*time.Second, "how often compute-spec enforces the deadlines of rollouts in flight")
 	fns := strings.Join(AllFunctions, ",")
 	if v, ok := os.LookupEnv(env("functions")); ok {
 		fns = v
@@ -136,6 +140,9 @@ func (p *Process) Validate() error {
 	}
 	if p.Bus.AckWait < 2*time.Second {
 		return fmt.Errorf("--ack-wait: %s is too short (at least 2s)", p.Bus.AckWait)
+	}
+	if p.WatchdogPeriod <= 0 {
+		return fmt.Errorf("--watchdog-period: must be positive, not %s", p.WatchdogPeriod)
 	}
 	if p.NATSURL == "" && p.NATSDataDir == "" {
 		return fmt.Errorf("--nats-data-dir: required for the embedded NATS server")

@@ -35,6 +35,17 @@ func (m *MemStore) Get(_ context.Context, key string) ([]byte, uint64, error) {
 	return append([]byte(nil), v...), 1, nil
 }
 
+// Keys lists the keys held.
+func (m *MemStore) Keys(context.Context) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]string, 0, len(m.kv))
+	for k := range m.kv {
+		out = append(out, k)
+	}
+	return out, nil
+}
+
 // Update applies fn to a key's value.
 func (m *MemStore) Update(_ context.Context, key string, fn func(old []byte) ([]byte, error)) ([]byte, error) {
 	m.mu.Lock()

@@ -19,7 +19,7 @@ func Begin(prev *Rollout, upgradeID string, w events.ObjectRef, push events.Imag
 	}
 	r := &Rollout{
 		UpgradeID: upgradeID, Workload: w, Push: push, Phase: Running, Options: opts,
-		Pods: map[string]*Pod{}, StartedAt: now, UpdatedAt: now,
+		Pods: map[string]*Pod{}, StartedAt: now, UpdatedAt: now, ProgressAt: now,
 	}
 	if prev == nil || prev.Phase.Finished() {
 		return r
@@ -47,6 +47,6 @@ func Resume(r *Rollout, now time.Time) bool {
 			p.State, p.Reason = Pending, ""
 		}
 	}
-	r.UpdatedAt = now
+	r.UpdatedAt, r.ProgressAt = now, now
 	return true
 }

@@ -13,7 +13,7 @@ import (
 func Plan(r *Rollout, cands []Candidate, inputID string, paused bool, now time.Time) []*Pod {
 	reconcile(r, cands)
 	if r.Phase == Running && !paused {
-		planNext(r, cands, inputID)
+		planNext(r, cands, inputID, now)
 	}
 	r.UpdatedAt = now
 	var out []*Pod
@@ -74,7 +74,7 @@ func fromCandidate(c Candidate) *Pod {
 // planNext moves pending pods in flight. Pods that are not Ready cost no
 // availability and go first; Ready ones go while fewer than Budget pods are
 // unavailable (not Ready, or in flight).
-func planNext(r *Rollout, cands []Candidate, inputID string) {
+func planNext(r *Rollout, cands []Candidate, inputID string, now time.Time) {
 	unavailable := map[string]bool{}
 	byName := make(map[string]Candidate, len(cands))
 	for _, c := range cands {
@@ -102,10 +102,11 @@ func planNext(r *Rollout, cands []Candidate, inputID string) {
 			unavailable[c.Pod.Name] = true
 		}
 		p := r.Pods[c.Pod.Name]
-		p.State, p.UpgradeID, p.PlannedBy = InFlight, r.UpgradeID, inputID
+		p.State, p.UpgradeID, p.PlannedBy, p.PlannedAt = InFlight, r.UpgradeID, inputID, now
 		planned = append(planned, p)
 	}
 	if len(planned) > 0 {
+		r.ProgressAt = now
 		r.Wave++
 		for _, p := range planned {
 			p.Wave = r.Wave

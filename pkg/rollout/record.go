@@ -16,7 +16,7 @@ func Record(r *Rollout, typ string, o events.OutcomeData, inputID string, now ti
 	if p == nil || p.UID != o.Plan.Pod.UID || p.State != InFlight || p.UpgradeID != o.Plan.UpgradeID {
 		return
 	}
-	r.UpdatedAt = now
+	r.UpdatedAt, r.ProgressAt = now, now
 	if p.UpgradeID != r.UpgradeID {
 		p.State, p.Reason, p.PlannedBy = Pending, "superseded by "+r.UpgradeID, ""
 		return
@@ -93,4 +93,13 @@ func (r *Rollout) Idle() bool {
 		}
 	}
 	return true
+}
+
+// Halt stops a Running rollout for reason (the watchdog's deadlines):
+// nothing new is planned; pods in flight still report their outcomes.
+func Halt(r *Rollout, reason, message, inputID string, now time.Time) {
+	if r.Phase != Running {
+		return
+	}
+	r.Phase, r.HaltedBy, r.Reason, r.Message, r.UpdatedAt = Halted, inputID, reason, message, now
 }

@@ -51,6 +51,8 @@ type Pod struct {
 	// than the rollout's, when a newer push superseded it in flight).
 	UpgradeID string `json:"upgradeID,omitempty"`
 	Wave      int    `json:"wave,omitempty"`
+	// PlannedAt is when the pod was put in flight: its deadlines count from it.
+	PlannedAt time.Time `json:"plannedAt,omitzero"`
 	// PlannedBy is the id of the input whose handling planned the pod, so a
 	// redelivered input re-emits the same plans.
 	PlannedBy string `json:"plannedBy,omitempty"`
@@ -87,6 +89,9 @@ type Rollout struct {
 	Superseded string    `json:"superseded,omitempty"`
 	StartedAt  time.Time `json:"startedAt"`
 	UpdatedAt  time.Time `json:"updatedAt"`
+	// ProgressAt is when a pod last changed state (planned, or its outcome
+	// recorded): the watchdog halts a rollout that stalls past its deadline.
+	ProgressAt time.Time `json:"progressAt,omitzero"`
 	// Sync is the template sync's progress, once Syncing.
 	Sync *Sync `json:"sync,omitempty"`
 	// Gone are pods the rollout touched that left the workload: deleted or

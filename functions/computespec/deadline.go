@@ -1,0 +1,178 @@
+package computespec
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/rollout"
+)
+
+// Watchdog bounds every wait of a rollout. Each in-flight pod has a
+// deadline derived from its plan and its durable state: planned and not yet
+// patched, grace + pre-pull timeout; patched (or rolling back), the
+// verify time and the workload's minReadySeconds. Slack is added to both.
+// Past the deadline the step that should move the pod is reminded (the
+// event that drives it is published again, with an id of its own) every
+// NudgeEvery; after Nudges reminders the pod is given up: Failed with
+// reason Deadline, which halts the rollout. A Running rollout with nothing
+// in flight and no progress for StallDeadline is halted too.
+//
+// The values come from config-inplace (watchdog-slack,
+// watchdog-remind-every, watchdog-reminders, stall-deadline,
+// prepull-timeout, verify-seconds); a non-zero field of Deps.Watchdog
+// overrides its key.
+type Watchdog struct {
+	// Period is how often the process's loop runs Sweep.
+	Period         time.Duration
+	Slack          time.Duration
+	NudgeEvery     time.Duration
+	Nudges         int
+	StallDeadline  time.Duration
+	PrepullTimeout time.Duration
+	VerifySeconds  int
+}
+
+// DefaultWatchdogPeriod is how often `inplace run` sweeps.
+const DefaultWatchdogPeriod = 30 * time.Second
+
+// watchdog is the configuration now, with Deps' overrides.
+func (f *Function) watchdog() Watchdog {
+	d := f.d.Defaults.Load()
+	w := Watchdog{Period: DefaultWatchdogPeriod, Slack: d.WatchdogSlack, NudgeEvery: d.WatchdogRemindEvery,
+		Nudges: d.WatchdogReminders, StallDeadline: d.StallDeadline, PrepullTimeout: d.PrepullTimeout,
+		VerifySeconds: d.Policy.VerifySeconds}
+	o := f.d.Watchdog
+	for _, x := range []struct{ dst, src *time.Duration }{{&w.Period, &o.Period}, {&w.Slack, &o.Slack},
+		{&w.NudgeEvery, &o.NudgeEvery}, {&w.StallDeadline, &o.StallDeadline}, {&w.PrepullTimeout, &o.PrepullTimeout}} {
+		if *x.src > 0 {
+			*x.dst = *x.src
+		}
+	}
+	if o.Nudges > 0 {
+		w.Nudges = o.Nudges
+	}
+	if o.VerifySeconds > 0 {
+		w.VerifySeconds = o.VerifySeconds
+	}
+	w.NudgeEvery = max(w.NudgeEvery, time.Second)
+	return w
+}
+
+// checkKind is what the watchdog does about one in-flight pod.
+type checkKind int
+
+const (
+	// onTime: the pod is within its deadline.
+	onTime checkKind = iota
+	// ended: the pod's state shows how its upgrade ended; the outcome was
+	// not recorded (lost, or dead-lettered): record it.
+	ended
+	// gone: the pod was deleted or replaced; record it as such.
+	gone
+	// lateDispatch: not patched past its deadline: publish upgrade.planned again.
+	lateDispatch
+	// lateVerify: patched past its deadline: publish pod.patched again.
+	lateVerify
+	// expired: reminded enough; the pod fails with reason Deadline.
+	expired
+)
+
+// podCheck is the verdict on one in-flight pod.
+type podCheck struct {
+	kind checkKind
+	// outcome is the outcome to record (ended, gone, expired).
+	outcome events.OutcomeData
+	typ     string
+	// nudge numbers the reminder, so each gets an id of its own.
+	nudge int
+	// state and plan are the pod's, for lateVerify.
+	state *inplace.State
+}
+
+// checkPod decides from the pod as the cluster shows it (nil when gone)
+// and its state annotation. It does no I/O.
+func checkPod(r *rollout.Rollout, p *rollout.Pod, pod *corev1.Pod, now time.Time, w Watchdog) podCheck {
+	plan := podPlan(r, p)
+	if pod == nil || string(pod.UID) != p.UID {
+		return podCheck{kind: gone, typ: events.UpgradeFailed, outcome: events.OutcomeData{Plan: plan,
+			Outcome: events.OutcomeFailed, Reason: inplace.ReasonPodDeleted, Message: fmt.Sprintf("pod %s (uid %s) is gone", plan.Pod, p.UID)}}
+	}
+	st, _ := inplace.ParseState(pod)
+	if st != nil && st.UpgradeID == p.UpgradeID && !st.Phase.Active() {
+		typ, outcome := outcomeOf(st.Phase)
+		return podCheck{kind: ended, typ: typ, outcome: events.OutcomeData{Plan: plan, Outcome: outcome,
+			Reason: st.Reason, Message: st.Message, PatchedAt: st.PatchedAt, FinishedAt: st.FinishedAt}}
+	}
+	patched := st != nil && st.UpgradeID == p.UpgradeID
+	since, deadline, what := dispatchDeadline(r, p, w)
+	if patched {
+		since, deadline, what = verifyDeadline(r, st, w)
+	}
+	if now.Before(deadline) {
+		return podCheck{kind: onTime}
+	}
+	late := now.Sub(deadline)
+	if n := int(late / w.NudgeEvery); n < w.Nudges && (patched || p.UpgradeID == r.UpgradeID) {
+		if patched {
+			return podCheck{kind: lateVerify, nudge: n, state: st}
+		}
+		return podCheck{kind: lateDispatch, nudge: n}
+	}
+	return podCheck{kind: expired, typ: events.UpgradeFailed, outcome: events.OutcomeData{Plan: plan, Outcome: events.OutcomeFailed,
+		Reason: ReasonDeadline, Message: fmt.Sprintf("%s since %s; still not done %s after its deadline",
+			what, since.UTC().Format(time.RFC3339), late.Round(time.Second))}}
+}
+
+// ReasonDeadline: a pod's upgrade did not end within its deadline, however
+// often it was reminded.
+const ReasonDeadline = "Deadline"
+
+// dispatchDeadline: from planned to patched, grace and pre-pull included.
+func dispatchDeadline(r *rollout.Rollout, p *rollout.Pod, w Watchdog) (time.Time, time.Time, string) {
+	since := p.PlannedAt
+	if since.IsZero() {
+		since = r.StartedAt
+	}
+	d := time.Duration(r.Options.GraceSeconds)*time.Second + w.PrepullTimeout + w.Slack
+	return since, since.Add(d), "planned, not patched"
+}
+
+// verifyDeadline: from the patch (or the rollback) to a verdict.
+func verifyDeadline(r *rollout.Rollout, st *inplace.State, w Watchdog) (time.Time, time.Time, string) {
+	secs := st.VerifySeconds
+	if secs <= 0 {
+		secs = r.Options.VerifySeconds
+	}
+	if secs <= 0 {
+		secs = w.VerifySeconds
+	}
+	d := time.Duration(secs+st.MinReadySeconds)*time.Second + w.Slack
+	if st.Phase == inplace.PhaseRollingBack {
+		return st.RollbackAt, st.RollbackAt.Add(d), "rolling back"
+	}
+	return st.PatchedAt, st.PatchedAt.Add(d), "patched, not verified"
+}
+
+func outcomeOf(ph inplace.Phase) (typ, outcome string) {
+	switch ph {
+	case inplace.PhaseSucceeded:
+		return events.UpgradeSucceeded, events.OutcomeSucceeded
+	case inplace.PhaseRolledBack:
+		return events.UpgradeRolledBack, events.OutcomeRolledBack
+	}
+	return events.UpgradeFailed, events.OutcomeFailed
+}
+
+// podPlan is the plan of an in-flight pod as the rollout recorded it.
+func podPlan(r *rollout.Rollout, p *rollout.Pod) events.Plan {
+	return events.Plan{
+		UpgradeID: p.UpgradeID, Pod: events.PodRef{Namespace: r.Workload.Namespace, Name: p.Name, UID: p.UID, Node: p.Node},
+		Owner: r.Workload, Containers: p.Containers, Target: r.Target(), Wave: p.Wave,
+		GraceSeconds: r.Options.GraceSeconds, Prepull: r.Options.Prepull, ReadinessGate: p.ReadinessGate,
+		VerifySeconds: r.Options.VerifySeconds, MinReadySeconds: r.Options.MinReadySeconds, PlannedAt: p.PlannedAt,
+	}
+}

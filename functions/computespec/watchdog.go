@@ -1,0 +1,194 @@
+package computespec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/rollout"
+	"github.com/inplace-dev/inplace/pkg/settle"
+)
+
+// ReasonStalled halts a rollout whose pods wait for a free slot and none
+// comes (pods stay NotReady) for the stall deadline.
+const ReasonStalled = "ProgressDeadlineExceeded"
+
+// Sweep enforces the deadlines of every rollout that has not completed,
+// from durable state only (the rollout record in KV, the pods' state
+// annotations in the cluster), so that no lost or dead-lettered event can
+// leave a rollout waiting for good. For each pod in flight: an outcome its
+// state shows but the rollout never recorded is recorded; a pod deleted or
+// replaced is recorded as such; a pod past its deadline is reminded, then
+// given up (Failed, reason Deadline: the rollout halts). A stalled rollout
+// is planned again, then halted; a template sync is driven on. It returns
+// the events to publish: reminders and what the transitions emit.
+func (f *Function) Sweep(ctx context.Context) ([]cloudevents.Event, error) {
+	keys, err := f.d.Store.Keys(ctx)
+	if err != nil {
+		return nil, wrap("watchdog: list rollouts", err)
+	}
+	sort.Strings(keys)
+	var outs []cloudevents.Event
+	var errs []error
+	for _, key := range keys {
+		more, err := f.sweepOne(ctx, key)
+		if k, _ := settle.Classify(err); err != nil && k != settle.Later {
+			errs = append(errs, fmt.Errorf("%s: %w", key, err))
+		}
+		outs = append(outs, more...)
+	}
+	return outs, errors.Join(errs...)
+}
+
+// watchdogEvent is the input the watchdog's transitions of r are made
+// from: one per rollout, so a sweep repeated after a crash re-emits the
+// same events (same ids) as the sweep before it.
+func watchdogEvent(r *rollout.Rollout) (cloudevents.Event, error) {
+	e, err := events.New("watchdog-"+r.UpgradeID, "dev.inplace.rollout.watchdog.v1", events.Source(Name), r.Workload.String(),
+		map[string]string{"upgradeID": r.UpgradeID})
+	if err == nil {
+		e.SetExtension(events.ExtUpgradeID, r.UpgradeID)
+	}
+	return e, err
+}
+
+func (f *Function) sweepOne(ctx context.Context, key string) ([]cloudevents.Event, error) {
+	raw, _, err := f.d.Store.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	r, err := decode(raw)
+	if err != nil || r == nil || r.Phase.Finished() {
+		return nil, err
+	}
+	in, err := watchdogEvent(r)
+	if err != nil {
+		return nil, err
+	}
+	now, w := f.d.Now(), f.watchdog()
+	if r.Phase == rollout.Syncing {
+		return f.driveSync(ctx, in, r, now, w)
+	}
+	pods, err := f.d.Cache.PodsOf(r.Workload)
+	if err != nil {
+		return nil, wrap("pods of "+r.Workload.String(), err)
+	}
+	checks, outs, err := f.checkInFlight(in, r, pods, now, w)
+	if err != nil {
+		return nil, err
+	}
+	halt := r.Phase == rollout.Running && stalled(r) && now.Sub(progressAt(r)) > w.StallDeadline
+	replan := r.Phase == rollout.Running && stalled(r) && now.Sub(r.UpdatedAt) > w.NudgeEvery
+	if len(checks) == 0 && !halt && !replan {
+		return outs, nil
+	}
+	more, err := f.transition(ctx, in, r.Workload, func(cur *rollout.Rollout) {
+		for _, c := range checks {
+			rollout.Record(cur, c.typ, c.outcome, in.ID(), now)
+		}
+		if halt && stalled(cur) {
+			rollout.Halt(cur, ReasonStalled, fmt.Sprintf("pods wait for a free slot (max-unavailable %d) and none came for %s",
+				cur.Options.Budget, now.Sub(progressAt(cur)).Round(time.Second)), in.ID(), now)
+		}
+	})
+	return append(outs, more...), err
+}
+
+// checkInFlight looks at each pod in flight: the outcomes to record, and
+// the reminders to publish.
+func (f *Function) checkInFlight(in cloudevents.Event, r *rollout.Rollout, pods []*corev1.Pod, now time.Time, w Watchdog) ([]podCheck, []cloudevents.Event, error) {
+	byName := make(map[string]*corev1.Pod, len(pods))
+	for _, p := range pods {
+		byName[p.Name] = p
+	}
+	names := make([]string, 0, len(r.Pods))
+	for name, p := range r.Pods {
+		if p.State == rollout.InFlight {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	var checks []podCheck
+	var outs []cloudevents.Event
+	for _, name := range names {
+		p, pod := r.Pods[name], byName[name]
+		c := checkPod(r, p, pod, now, w)
+		var e cloudevents.Event
+		var err error
+		switch c.kind {
+		case onTime:
+			continue
+		case lateDispatch:
+			e, err = f.remindPlan(in, r, p, c.nudge, now)
+		case lateVerify:
+			e, err = remindVerify(in, pod, c)
+		default:
+			f.d.Log.Warn("watchdog records an outcome", "pod", name, "upgrade", p.UpgradeID, "reason", c.outcome.Reason, "message", c.outcome.Message)
+			checks = append(checks, c)
+			continue
+		}
+		if err != nil {
+			return nil, nil, settle.Permanent(err)
+		}
+		f.d.Log.Warn("watchdog reminds a late step", "pod", name, "upgrade", p.UpgradeID, "event", e.Type(), "reminder", c.nudge+1)
+		outs = append(outs, e)
+	}
+	return checks, outs, nil
+}
+
+// remindPlan publishes upgrade.planned again, with an id of its own (the
+// first may have been dead-lettered, and its id is in the dedup window) and
+// a fresh planned-at, so pre-pull gives it its full time.
+func (f *Function) remindPlan(in cloudevents.Event, r *rollout.Rollout, p *rollout.Pod, nudge int, now time.Time) (cloudevents.Event, error) {
+	plan := podPlan(r, p)
+	plan.PlannedAt = now
+	id := events.DeriveID(plan.UpgradeID+"/"+p.UID, events.UpgradePlanned, "watchdog-"+strconv.Itoa(nudge))
+	e, err := events.Follow(in, id, events.UpgradePlanned, events.Source(Name), plan.Pod.String(), plan)
+	if err == nil {
+		e.SetExtension(events.ExtUpgradeID, plan.UpgradeID)
+	}
+	return e, err
+}
+
+// remindVerify publishes pod.patched again from the pod's state, so verify
+// takes its next step (its own deadline has passed: roll back or fail).
+func remindVerify(in cloudevents.Event, pod *corev1.Pod, c podCheck) (cloudevents.Event, error) {
+	plan := inplace.PlanFromState(pod, c.state)
+	d := events.PatchedData{Plan: plan, ResourceVersion: pod.ResourceVersion, PatchedAt: c.state.PatchedAt}
+	id := events.DeriveID(inplace.StepID(plan, events.PodPatched), "watchdog", strconv.Itoa(c.nudge))
+	e, err := events.Follow(in, id, events.PodPatched, events.Source(Name), plan.Pod.String(), d)
+	if err == nil {
+		e.SetExtension(events.ExtUpgradeID, plan.UpgradeID)
+	}
+	return e, err
+}
+
+// driveSync takes the next step of a template sync whose own loop went
+// quiet (its event lost or dead-lettered), and completes the rollout when
+// the sync is done. A sync is never abandoned half-way: every step moves
+// towards restoring the workload, and each is driven until it is done.
+func (f *Function) driveSync(ctx context.Context, in cloudevents.Event, r *rollout.Rollout, now time.Time, w Watchdog) ([]cloudevents.Event, error) {
+	if now.Sub(r.UpdatedAt) <= w.NudgeEvery {
+		return nil, nil
+	}
+	done, err := f.syncTemplate(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return f.endEvents(in, done, events.RolloutCompleted)
+}
+
+func progressAt(r *rollout.Rollout) time.Time {
+	if r.ProgressAt.IsZero() {
+		return r.StartedAt
+	}
+	return r.ProgressAt
+}

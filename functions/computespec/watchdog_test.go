@@ -1,0 +1,289 @@
+package computespec_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/functions/computespec"
+	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/kube"
+	"github.com/inplace-dev/inplace/pkg/replay"
+	"github.com/inplace-dev/inplace/pkg/rollout"
+)
+
+// fakeCluster is compute-spec's view of one Deployment's pods, as a test
+// drives them; the watchdog tests need no API server.
+type fakeCluster struct {
+	wl   kube.Workload
+	pods map[string]*corev1.Pod
+}
+
+var web = events.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web"}
+
+const (
+	oldDigest = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+	newDigest = "sha256:2222222222222222222222222222222222222222222222222222222222222222"
+)
+
+func newFakeCluster(n int) *fakeCluster {
+	c := &fakeCluster{pods: map[string]*corev1.Pod{}, wl: kube.Workload{Ref: web, Replicas: n,
+		Meta: metav1.ObjectMeta{Name: "web", Namespace: "shop", Annotations: map[string]string{"inplace.dev/policy": "semver:minor"}}}}
+	for i := range n {
+		c.add(fmt.Sprintf("web-%d", i))
+	}
+	return c
+}
+
+func (c *fakeCluster) add(name string) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "shop", UID: types.UID("uid-" + name), ResourceVersion: "1"},
+		Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "app", Image: "r.example/shop/web:1.2.0"}}},
+		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Image: "r.example/shop/web:1.2.0",
+				ImageID: "r.example/shop/web@" + oldDigest, Ready: true}}}}
+	c.pods[name] = p
+	return p
+}
+
+func (c *fakeCluster) PodsUsingRepository(string) ([]*corev1.Pod, error) { return c.PodsOf(web) }
+func (c *fakeCluster) OwnerOf(*corev1.Pod) (kube.Workload, bool, error)  { return c.wl, true, nil }
+func (c *fakeCluster) Get(events.ObjectRef) (kube.Workload, bool, error) { return c.wl, true, nil }
+func (c *fakeCluster) PodsOf(events.ObjectRef) ([]*corev1.Pod, error) {
+	out := make([]*corev1.Pod, 0, len(c.pods))
+	for _, p := range c.pods {
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// setState writes the pod's inplace.dev/state as patch-pod or verify would.
+func (c *fakeCluster) setState(name string, st inplace.State) {
+	c.pods[name].Annotations = map[string]string{inplace.StateAnnotation: st.Encode()}
+}
+
+// watched is a compute-spec on a fake cluster, with a clock the test moves.
+type watched struct {
+	t     *testing.T
+	c     *fakeCluster
+	store *replay.MemStore
+	fn    *computespec.Function
+	now   time.Time
+}
+
+func newWatched(t *testing.T, pods int, w computespec.Watchdog) *watched {
+	x := &watched{t: t, c: newFakeCluster(pods), store: replay.NewMemStore(nil), now: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
+	x.fn = computespec.New(computespec.Deps{Cache: x.c, Store: x.store, Watchdog: w,
+		Defaults: config.NewStore(config.StandardDefaults(), nil), Now: func() time.Time { return x.now }})
+	return x
+}
+
+// push handles the push of 1.3.0 and returns the pods it planned.
+func (x *watched) push() map[string]events.Plan {
+	x.t.Helper()
+	d := events.ImagePushedData{Registry: "r.example", Repository: "shop/web", Tag: "1.3.0", Digest: newDigest, Origin: "test"}
+	e, err := events.New("push-1", events.ImagePushed, events.Source("test"), d.Ref(), d)
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	outs, err := x.fn.Handle(x.t.Context(), e)
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	return plans(x.t, outs)
+}
+
+// sweep runs the watchdog at now+after and returns its events by type.
+func (x *watched) sweep(after time.Duration) map[string][]cloudevents.Event {
+	x.t.Helper()
+	x.now = x.now.Add(after)
+	outs, err := x.fn.Sweep(x.t.Context())
+	if err != nil {
+		x.t.Fatalf("Sweep: %v", err)
+	}
+	got := map[string][]cloudevents.Event{}
+	for _, o := range outs {
+		got[o.Type()] = append(got[o.Type()], o)
+	}
+	return got
+}
+
+func (x *watched) rollout() *rollout.Rollout {
+	x.t.Helper()
+	raw, _, err := x.store.Get(x.t.Context(), rollout.Key(web))
+	if err != nil || raw == nil {
+		x.t.Fatalf("rollout: %v", err)
+	}
+	var r rollout.Rollout
+	if err := json.Unmarshal(raw, &r); err != nil {
+		x.t.Fatal(err)
+	}
+	return &r
+}
+
+func only(t *testing.T, plans map[string]events.Plan) events.Plan {
+	t.Helper()
+	if len(plans) != 1 {
+		t.Fatalf("planned %d pods; want 1", len(plans))
+	}
+	for _, p := range plans {
+		return p
+	}
+	return events.Plan{}
+}
+
+// An outcome that never reaches compute-spec (lost, dead-lettered) is
+// recorded from the pod's state by the watchdog, and the rollout goes on to
+// the next pod, without any event arriving.
+func TestWatchdogRecordsAnOutcomeThatNeverArrived(t *testing.T) {
+	x := newWatched(t, 2, computespec.Watchdog{})
+	a := only(t, x.push())
+	if got := x.sweep(time.Second); len(got) != 0 || x.rollout().Pods[a.Pod.Name].State != rollout.InFlight {
+		t.Fatalf("a pod on time: %v, %s", got, x.rollout().Pods[a.Pod.Name].State)
+	}
+	// verify finished the pod; its upgrade.succeeded was lost.
+	x.c.setState(a.Pod.Name, inplace.State{UpgradeID: a.UpgradeID, Phase: inplace.PhaseSucceeded, Reason: "Updated",
+		PatchedAt: x.now, FinishedAt: x.now})
+	got := x.sweep(time.Second)
+	r := x.rollout()
+	if r.Pods[a.Pod.Name].State != rollout.Succeeded || len(got[events.UpgradePlanned]) != 1 {
+		t.Fatalf("pod %s, events %v; want it recorded Succeeded and the next pod planned", r.Pods[a.Pod.Name].State, got)
+	}
+	b, err := events.As[events.Plan](got[events.UpgradePlanned][0])
+	if err != nil || b.Pod.Name == a.Pod.Name {
+		t.Fatalf("next plan %+v %v", b, err)
+	}
+	x.c.setState(b.Pod.Name, inplace.State{UpgradeID: b.UpgradeID, Phase: inplace.PhaseSucceeded, PatchedAt: x.now, FinishedAt: x.now})
+	got = x.sweep(time.Second)
+	if r := x.rollout(); r.Phase != rollout.Completed || len(got[events.RolloutCompleted]) != 1 {
+		t.Fatalf("phase %s, events %v; want the rollout completed by the watchdog alone", r.Phase, got)
+	}
+	if again := x.sweep(time.Minute); len(again) != 0 {
+		t.Errorf("a completed rollout was swept again: %v", again)
+	}
+}
+
+// A pod whose plan was lost before it was patched is reminded (a new
+// upgrade.planned, an id of its own each time) after its deadline, then
+// given up: Failed with reason Deadline, and the rollout halts with the
+// reason; nothing is left in flight.
+func TestWatchdogRemindsThenGivesUpALatePod(t *testing.T) {
+	w := computespec.Watchdog{Slack: 10 * time.Second, NudgeEvery: 30 * time.Second, Nudges: 2, PrepullTimeout: time.Minute}
+	x := newWatched(t, 2, w)
+	a := only(t, x.push())
+	if got := x.sweep(time.Minute + 9*time.Second); len(got) != 0 {
+		t.Fatalf("reminded before the deadline (grace 0 + prepull 1m + slack 10s): %v", got)
+	}
+	ids := map[string]bool{}
+	for i, after := range []time.Duration{2 * time.Second, 30 * time.Second} {
+		got := x.sweep(after)
+		if len(got[events.UpgradePlanned]) != 1 {
+			t.Fatalf("reminder %d: %v", i+1, got)
+		}
+		e := got[events.UpgradePlanned][0]
+		p, _ := events.As[events.Plan](e)
+		if p.Pod != a.Pod || p.UpgradeID != a.UpgradeID || ids[e.ID()] || e.ID() == events.DeriveID(a.UpgradeID+"/"+a.Pod.UID, events.UpgradePlanned, "") {
+			t.Errorf("reminder %d: pod %v id %s; want the same plan under a new id", i+1, p.Pod, e.ID())
+		}
+		ids[e.ID()] = true
+	}
+	got := x.sweep(30 * time.Second)
+	r := x.rollout()
+	if p := r.Pods[a.Pod.Name]; p.State != rollout.Failed || p.Reason != computespec.ReasonDeadline {
+		t.Errorf("pod %s %q; want Failed Deadline", p.State, p.Reason)
+	}
+	if r.Phase != rollout.Halted || r.Reason != computespec.ReasonDeadline || !strings.Contains(r.Message, "planned, not patched") {
+		t.Errorf("rollout %s %q %q", r.Phase, r.Reason, r.Message)
+	}
+	if len(got[events.RolloutHalted]) != 1 {
+		t.Errorf("events %v; want rollout.halted", got)
+	}
+}
+
+// A patched pod whose verify went quiet is reminded with pod.patched from
+// its state once its verify deadline (verify-seconds + minReadySeconds +
+// slack) has passed.
+func TestWatchdogRemindsVerify(t *testing.T) {
+	x := newWatched(t, 1, computespec.Watchdog{Slack: 10 * time.Second, NudgeEvery: time.Minute, Nudges: 1, VerifySeconds: 60})
+	a := only(t, x.push())
+	x.c.setState(a.Pod.Name, inplace.State{UpgradeID: a.UpgradeID, Phase: inplace.PhasePatched, PatchedAt: x.now, VerifySeconds: 60,
+		Owner: web, Target: a.Target, Containers: []inplace.ContainerState{{Name: "app", PreviousImage: "r.example/shop/web:1.2.0", TargetImage: a.Containers[0].ToImage}}})
+	if got := x.sweep(69 * time.Second); len(got) != 0 {
+		t.Fatalf("reminded within the verify deadline: %v", got)
+	}
+	got := x.sweep(2 * time.Second)
+	if len(got[events.PodPatched]) != 1 {
+		t.Fatalf("events %v; want pod.patched", got)
+	}
+	d, err := events.As[events.PatchedData](got[events.PodPatched][0])
+	if err != nil || d.Plan.UpgradeID != a.UpgradeID || d.Plan.Pod.UID != a.Pod.UID {
+		t.Errorf("pod.patched %+v %v", d, err)
+	}
+	got = x.sweep(time.Minute)
+	if r := x.rollout(); r.Phase != rollout.Halted || r.Pods[a.Pod.Name].State != rollout.Failed || !strings.Contains(r.Message, "patched, not verified") {
+		t.Errorf("after the reminders: %s %s %q; events %v", r.Phase, r.Pods[a.Pod.Name].State, r.Message, got)
+	}
+}
+
+// A pod deleted in flight, whose outcome nobody reports, is recorded as
+// deleted; its replacement is planned.
+func TestWatchdogRecordsADeletedPod(t *testing.T) {
+	x := newWatched(t, 2, computespec.Watchdog{})
+	a := only(t, x.push())
+	delete(x.c.pods, a.Pod.Name)
+	x.c.add("web-9")
+	got := x.sweep(time.Second)
+	r := x.rollout()
+	if c := r.Counts(); c.Deleted != 1 || r.Phase != rollout.Running || len(got[events.UpgradePlanned]) != 1 {
+		t.Fatalf("counts %+v phase %s events %v", c, r.Phase, got)
+	}
+}
+
+// A rollout whose pods wait for a slot that never frees (another pod stays
+// NotReady, nothing in flight) is planned again by each sweep (nothing frees a slot), then halted after
+// the stall deadline.
+func TestWatchdogHaltsAStalledRollout(t *testing.T) {
+	x := newWatched(t, 3, computespec.Watchdog{NudgeEvery: time.Minute, StallDeadline: 10 * time.Minute})
+	a := only(t, x.push())
+	onTarget := func(p *corev1.Pod) {
+		p.Spec.Containers[0].Image = a.Containers[0].ToImage
+		p.Status.ContainerStatuses[0].ImageID = "r.example/shop/web@" + newDigest
+	}
+	onTarget(x.c.pods[a.Pod.Name])
+	for _, p := range x.c.pods {
+		if p.Name != a.Pod.Name {
+			// Someone else moved this pod, and it stays NotReady: it takes
+			// the only slot, and needs nothing from this rollout.
+			onTarget(p)
+			p.Status.Conditions[0].Status = corev1.ConditionFalse
+			break
+		}
+	}
+	outcome, err := events.New("ok-a", events.UpgradeSucceeded, events.Source("verify"), a.Pod.String(),
+		events.OutcomeData{Plan: a, Outcome: events.OutcomeSucceeded})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.fn.Handle(t.Context(), outcome); err == nil {
+		t.Fatal("a stalled rollout answered without waiting")
+	}
+	var got map[string][]cloudevents.Event
+	for range 10 {
+		if got = x.sweep(time.Minute); len(got) != 0 || x.rollout().Phase != rollout.Running {
+			t.Fatalf("within the stall deadline: %s, events %v", x.rollout().Phase, got)
+		}
+	}
+	got = x.sweep(time.Second)
+	r := x.rollout()
+	if r.Phase != rollout.Halted || r.Reason != computespec.ReasonStalled || len(got[events.RolloutHalted]) != 1 {
+		t.Errorf("after 10 minutes: %s %q %q; events %v", r.Phase, r.Reason, r.Message, got)
+	}
+}
