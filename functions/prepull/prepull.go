@@ -26,6 +26,7 @@ const Name = "pre-pull"
 const (
 	SkipDisabled = "disabled"
 	SkipPresent  = "present on node"
+	SkipRunning  = "the pod already runs it"
 	SkipNoNode   = "the plan names no node"
 	SkipNodeGone = "node not found"
 	SkipBusy     = "node busy pre-pulling for longer than prepull-timeout"
@@ -86,6 +87,12 @@ func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudeven
 	case plan.Pod.Node == "":
 		return f.prepulled(e, plan, 0, SkipNoNode)
 	}
+	switch running, err := f.running(ctx, plan); {
+	case err != nil:
+		return nil, err
+	case running:
+		return f.prepulled(e, plan, 0, SkipRunning)
+	}
 	images := targets(plan)
 	pods, err := f.ours(ctx, cfg, plan.Pod.Node)
 	if err != nil {
@@ -104,6 +111,21 @@ func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudeven
 		return f.prepulled(e, plan, 0, SkipPresent)
 	}
 	return f.start(ctx, e, plan, images, pods, cfg)
+}
+
+// running reports whether the planned pod already runs every target
+// digest: then the node has the image, whatever its status.images says
+// (the kubelet lists a pulled image only some 30s later, so a replay right
+// after a rollout would otherwise pre-pull again).
+func (f *Function) running(ctx context.Context, plan events.Plan) (bool, error) {
+	pod, err := f.d.Client.CoreV1().Pods(plan.Pod.Namespace).Get(ctx, plan.Pod.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("pre-pull %s: get pod: %w", plan.Pod, err)
+	}
+	return string(pod.UID) == plan.Pod.UID && runsTargets(pod, plan), nil
 }
 
 // start creates the pre-pull pod in a free slot of the node.

@@ -79,22 +79,32 @@ func TestPrepullSkips(t *testing.T) {
 	node := w.NodeNames()[1]
 	onV2 := fntest.Pod(appNS, "already", v2.Ref, false)
 	onV2.Spec.NodeName = node
-	fntest.RunPod(t, w, onV2)
+	already := fntest.RunPod(t, w, onV2)
 	target := fntest.Pod(appNS, "app", v1.Ref, false)
 	target.Spec.NodeName = node
 	pod := fntest.RunPod(t, w, target)
+	// The kubelet lists a pulled image in node.status.images only at its
+	// next image-cache refresh (up to ~40s on the real kubelet).
+	if err := world.Eventually(t.Context(), time.Minute, "node lists v2", func(context.Context) (bool, error) {
+		return onNode(t, w, node, v2.ImageID), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 
 	tests := []struct {
 		name    string
+		pod     *corev1.Pod
 		prepull bool
 		want    string
 	}{
-		{"present on the node", true, prepull.SkipPresent},
-		{"disabled", false, prepull.SkipDisabled},
+		{"present on the node", pod, true, prepull.SkipPresent},
+		{"disabled", pod, false, prepull.SkipDisabled},
+		{"the pod already runs it", already, true, prepull.SkipRunning},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			plan := fntest.Plan(t, pod, "up-"+tt.name, v2)
+			plan.Pod = events.PodRef{Namespace: tt.pod.Namespace, Name: tt.pod.Name, UID: string(tt.pod.UID), Node: tt.pod.Spec.NodeName}
 			plan.Prepull = tt.prepull
 			r := fntest.Drive(t, f.Handle, planned(t, plan))
 			got := fntest.Data[events.PrepulledData](t, fntest.One(t, r, events.ImagePrepulled))

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/imageref"
 )
 
@@ -53,6 +54,29 @@ func evaluate(p *corev1.Pod) (v verdict, msg string) {
 		return pending, fmt.Sprintf("pre-pull pod %s is %s", p.Name, p.Status.Phase)
 	}
 	return pending, strings.Join(waits, "; ")
+}
+
+// runsTargets reports whether every planned container of pod runs its
+// target digest (from its status imageID); false when a target has none.
+func runsTargets(pod *corev1.Pod, plan events.Plan) bool {
+	for _, c := range plan.Containers {
+		want := imageref.DigestOf(c.ToImage)
+		if want == "" {
+			return false
+		}
+		found := false
+		for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
+			for _, cs := range list {
+				if cs.Name == c.Name && imageref.DigestOf(cs.ImageID) == want {
+					found = true
+				}
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return len(plan.Containers) > 0
 }
 
 // onNode reports whether the node's status.images lists every image: by
