@@ -132,6 +132,7 @@ func TestVerifyOpensGateOverHTTP(t *testing.T) {
 	}
 	url := serve(t, New(), map[string]string{
 		"INPLACE_KUBECONFIG": w.Cluster.Kubeconfig(), "INPLACE_NAMESPACE": ns, "INPLACE_FUNCTIONS": "verify",
+		"INPLACE_NATS_URL": bustest.Server(t).URL(), // rollout records, bound once compute-spec creates them
 	})
 	resp := post(t, url, apiServerSourceUpdate(t, running), true)
 	if resp.StatusCode != http.StatusOK {

@@ -19,7 +19,7 @@ func setup(t *testing.T) (*world.World, string, *patchpod.Function) {
 	w := world.Shared(t)
 	ns := w.NewNamespace(t)
 	client := fntest.Identity(t, w, patchpod.RBAC, ns)
-	f := patchpod.New(patchpod.Deps{Client: client, Recorder: fntest.Recorder(t, client, patchpod.Name)})
+	f := patchpod.New(patchpod.Deps{Client: client, Guard: fntest.Guard(client), Recorder: fntest.Recorder(t, client, patchpod.Name)})
 	return w, ns, f
 }
 

@@ -37,7 +37,16 @@ const (
 	// ReasonNotDrained: the pod stayed Ready, or a ready endpoint, after
 	// its readiness gate went False.
 	ReasonNotDrained = "NotDrained"
+	// EventRefused: a plan the cluster and the rollout record do not
+	// confirm (a Warning Event on the pod; nothing is written to it).
+	EventRefused = "InPlaceRefused"
 )
+
+// Guard re-derives a plan from the cluster and the rollout record before
+// any write (guard.Guard).
+type Guard interface {
+	Plan(ctx context.Context, pod *corev1.Pod, plan events.Plan) error
+}
 
 // attempts bounds re-reads after a failed precondition within one delivery.
 const attempts = 5
@@ -46,6 +55,8 @@ const attempts = 5
 type Deps struct {
 	// Client may be least-privileged: see rbac.yaml.
 	Client kubernetes.Interface
+	// Guard confirms each plan before the pod is written; required.
+	Guard Guard
 	// Recorder records Kubernetes Events on the pod; nil records none.
 	Recorder record.EventRecorder
 	Log      *slog.Logger
@@ -136,9 +147,17 @@ func (s *step) attempt(ctx context.Context) ([]cloudevents.Event, error) {
 	}
 	now := s.f.d.Clock.Now()
 	patch, err := inplace.Patch(pod, s.plan, now)
-	switch {
-	case errors.Is(err, inplace.ErrBusy):
+	if errors.Is(err, inplace.ErrBusy) {
 		return nil, settle.NotYet(s.f.d.Busy, "%v", err)
+	}
+	// Every path below may write the pod: the plan must be compute-spec's.
+	if r, err := s.confirm(ctx, pod); err != nil || r != nil {
+		if err != nil {
+			return nil, err
+		}
+		return s.withdraw(ctx, pod, r)
+	}
+	switch {
 	case errors.Is(err, inplace.ErrAlreadyApplied):
 		return s.upToDate(ctx, pod)
 	case err != nil:

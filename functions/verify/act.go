@@ -16,9 +16,23 @@ import (
 	"github.com/inplace-dev/inplace/pkg/settle"
 )
 
-// act carries out a decision.
+// act carries out a decision. One that writes the pod needs the guard's
+// confirmation of the state first; once confirmed, the pod is read and the
+// decision taken again, so the write follows a fresh read (the kubelet may
+// have moved on while the guard read the cluster).
 func (s *step) act(ctx context.Context, plan events.Plan, st *inplace.State, pod *corev1.Pod,
 	r inplace.Result, d decision) ([]cloudevents.Event, error) {
+	if d.act != wait && d.act != report && s.confirmed != pod.Annotations[inplace.StateAnnotation] {
+		w, err := s.confirm(ctx, pod, st)
+		switch {
+		case err != nil:
+			return nil, err
+		case w != nil:
+			return s.outcome(plan, st, pod, events.UpgradeFailed, events.OutcomeFailed, w.Reason, w.Message)
+		}
+		s.confirmed = pod.Annotations[inplace.StateAnnotation]
+		return nil, errAgain
+	}
 	switch d.act {
 	case succeed:
 		return s.finish(ctx, plan, st, pod, inplace.PhaseSucceeded, d)

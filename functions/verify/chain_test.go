@@ -94,8 +94,8 @@ func runChain(t *testing.T, w *world.World, b *bus.Bus, ns, pullNS string) {
 	pc, vc := fntest.Identity(t, w, patchpod.RBAC, ns), fntest.Identity(t, w, verify.RBAC, ns)
 	fns := []runner.Function{
 		prepull.New(prepull.Deps{Client: fntest.Identity(t, w, prepull.RBAC, pullNS), Config: store, Recheck: 200 * time.Millisecond}),
-		patchpod.New(patchpod.Deps{Client: pc, Recorder: fntest.Recorder(t, pc, patchpod.Name)}),
-		verify.New(verify.Deps{Client: vc, Recorder: fntest.Recorder(t, vc, verify.Name), Config: store,
+		patchpod.New(patchpod.Deps{Client: pc, Guard: fntest.Guard(pc), Recorder: fntest.Recorder(t, pc, patchpod.Name)}),
+		verify.New(verify.Deps{Client: vc, Guard: fntest.Guard(vc), Recorder: fntest.Recorder(t, vc, verify.Name), Config: store,
 			Recheck: 200 * time.Millisecond, MinReady: 2 * time.Second}),
 	}
 	wc := fntest.Identity(t, w, watcher.RBAC, ns)

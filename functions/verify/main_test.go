@@ -38,8 +38,8 @@ func setup(t *testing.T) fixture {
 	pc := fntest.Identity(t, w, patchpod.RBAC, ns)
 	vc := fntest.Identity(t, w, verify.RBAC, ns)
 	return fixture{w: w, ns: ns,
-		patch: patchpod.New(patchpod.Deps{Client: pc, Recorder: fntest.Recorder(t, pc, patchpod.Name)}),
-		fn: verify.New(verify.Deps{Client: vc, Recorder: fntest.Recorder(t, vc, verify.Name),
+		patch: patchpod.New(patchpod.Deps{Client: pc, Guard: fntest.Guard(pc), Recorder: fntest.Recorder(t, pc, patchpod.Name)}),
+		fn: verify.New(verify.Deps{Client: vc, Guard: fntest.Guard(vc), Recorder: fntest.Recorder(t, vc, verify.Name),
 			Recheck: 200 * time.Millisecond, MinReady: 2 * time.Second}),
 	}
 }

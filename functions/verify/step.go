@@ -31,6 +31,8 @@ type step struct {
 	last *corev1.Pod
 	// timer: the input is delivered again until the upgrade ends.
 	timer bool
+	// confirmed is the state annotation the guard confirmed last.
+	confirmed string
 }
 
 // attempt reads the pod and takes the next step of its upgrade.

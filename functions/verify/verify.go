@@ -37,6 +37,8 @@ const attempts = 5
 type Deps struct {
 	// Client may be least-privileged: see rbac.yaml.
 	Client kubernetes.Interface
+	// Guard confirms the pod's state before each write; required.
+	Guard Guard
 	// Recorder records Kubernetes Events on the pod; nil records none.
 	Recorder record.EventRecorder
 	// Config gives the default verify-seconds for plans without one; nil

@@ -18,6 +18,7 @@ import (
 	"github.com/inplace-dev/inplace/functions/verify"
 	"github.com/inplace-dev/inplace/pkg/bus"
 	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/guard"
 	"github.com/inplace-dev/inplace/pkg/kube"
 	"github.com/inplace-dev/inplace/pkg/runner"
 	"github.com/inplace-dev/inplace/pkg/templatesync"
@@ -29,8 +30,10 @@ const sweepEvery = time.Minute
 
 // FunctionDeps are what the functions run against.
 type FunctionDeps struct {
-	Kube     kubernetes.Interface
-	Cache    computespec.Cache
+	Kube  kubernetes.Interface
+	Cache computespec.Cache
+	// Store holds the rollout records: compute-spec writes them; patch-pod
+	// and verify check every write against them.
 	Store    computespec.Store
 	Defaults *config.Store
 	// Events records Kubernetes Events on pods and workloads; off for dry runs.
@@ -67,12 +70,13 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 		fns = append(fns, f)
 		loops = append(loops, func(ctx context.Context) { every(ctx, sweepEvery, f.Sweep, d.Log) })
 	}
+	g := &guard.Guard{Client: d.Kube, Records: d.Store}
 	if slices.Contains(names, patchpod.Name) {
-		fns = append(fns, patchpod.New(patchpod.Deps{Client: d.Kube, Recorder: recorder(patchpod.Name),
+		fns = append(fns, patchpod.New(patchpod.Deps{Client: d.Kube, Guard: g, Recorder: recorder(patchpod.Name),
 			Log: d.Log.With("function", patchpod.Name)}))
 	}
 	if slices.Contains(names, verify.Name) {
-		fns = append(fns, verify.New(verify.Deps{Client: d.Kube, Config: d.Defaults, Recorder: recorder(verify.Name),
+		fns = append(fns, verify.New(verify.Deps{Client: d.Kube, Guard: g, Config: d.Defaults, Recorder: recorder(verify.Name),
 			Log: d.Log.With("function", verify.Name)}))
 	}
 	return fns, loops

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -24,8 +25,9 @@ var KnativeFunctions = []string{computespec.Name, prepull.Name, patchpod.Name, v
 
 // BuildKnative assembles the functions p names for Knative mode, where
 // events arrive over HTTP from a Broker (the module root's func-go function)
-// instead of from the bus. Nothing consumes from NATS: compute-spec alone
-// dials p.NATSURL, for its rollout state in the KV bucket. The informer
+// instead of from the bus. Nothing consumes from NATS: compute-spec dials
+// p.NATSURL for its rollout state in the KV bucket, patch-pod and verify to
+// check their writes against it. The informer
 // cache starts only for compute-spec, and the configuration watch only for
 // the functions that read it, so each function needs no more RBAC than its
 // own calls. The pod watcher never runs here (an ApiServerSource feeds
@@ -56,6 +58,8 @@ func BuildKnative(ctx context.Context, p *config.Process, log *slog.Logger) (*Ap
 		if err := a.startCache(ctx, log); err != nil {
 			return nil, nil, err
 		}
+	}
+	if p.Runs(computespec.Name) || p.Runs(patchpod.Name) || p.Runs(verify.Name) {
 		if a.KV, closeKV, err = openKV(ctx, p); err != nil {
 			return nil, nil, err
 		}
@@ -82,16 +86,22 @@ func (a *App) startCache(ctx context.Context, log *slog.Logger) error {
 }
 
 // openKV dials NATS for the rollout bucket alone: Knative mode consumes
-// nothing from the stream, so it does not set one up.
+// nothing from the stream, so it does not set one up. compute-spec creates
+// the bucket; patch-pod and verify only read it, so they bind to it.
 func openKV(ctx context.Context, p *config.Process) (*bus.KV, func(), error) {
 	if p.NATSURL == "" {
-		return nil, nil, fmt.Errorf("knative: --nats-url (INPLACE_NATS_URL): compute-spec keeps rollout state in NATS KV and needs a NATS server")
+		return nil, nil, fmt.Errorf("knative: --nats-url (INPLACE_NATS_URL): compute-spec keeps rollout state in NATS KV, " +
+			"and patch-pod and verify check every write against it: they need a NATS server")
 	}
-	nc, err := nats.Connect(p.NATSURL, nats.Name("inplace-"+computespec.Name), nats.MaxReconnects(-1))
+	nc, err := nats.Connect(p.NATSURL, nats.Name("inplace-"+strings.Join(p.Functions, ",")), nats.MaxReconnects(-1))
 	if err != nil {
 		return nil, nil, fmt.Errorf("knative: connect to NATS %s: %w", p.NATSURL, err)
 	}
-	kv, err := bus.OpenKV(ctx, nc, p.Bus)
+	open := bus.BindKV
+	if p.Runs(computespec.Name) {
+		open = bus.OpenKV
+	}
+	kv, err := open(ctx, nc, p.Bus)
 	if err != nil {
 		nc.Close()
 		return nil, nil, err

@@ -13,6 +13,8 @@ import (
 // the key's revision.
 type KV struct {
 	kv jetstream.KeyValue
+	// bind finds the bucket on first use when kv is nil (BindKV).
+	bind *binder
 }
 
 // KV opens (creating or updating) the rollout bucket.
@@ -49,7 +51,11 @@ func openKV(ctx context.Context, js jetstream.JetStream, cfg Config) (*KV, error
 
 // Get returns the value and revision of key; a missing key is (nil, 0, nil).
 func (k *KV) Get(ctx context.Context, key string) ([]byte, uint64, error) {
-	e, err := k.kv.Get(ctx, key)
+	kv, err := k.bucket(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	e, err := kv.Get(ctx, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, 0, nil
 	}
@@ -67,6 +73,10 @@ var ErrNoChange = errors.New("kv: no change")
 // reads again and retries. fn must be pure: it may run several times.
 // It returns the value stored (or the unchanged one when fn returns ErrNoChange).
 func (k *KV) Update(ctx context.Context, key string, fn func(old []byte) ([]byte, error)) ([]byte, error) {
+	kv, err := k.bucket(ctx)
+	if err != nil {
+		return nil, err
+	}
 	for attempt := 0; ; attempt++ {
 		old, rev, err := k.Get(ctx, key)
 		if err != nil {
@@ -80,9 +90,9 @@ func (k *KV) Update(ctx context.Context, key string, fn func(old []byte) ([]byte
 			return nil, err
 		}
 		if rev == 0 {
-			_, err = k.kv.Create(ctx, key, next)
+			_, err = kv.Create(ctx, key, next)
 		} else {
-			_, err = k.kv.Update(ctx, key, next, rev)
+			_, err = kv.Update(ctx, key, next, rev)
 		}
 		if err == nil {
 			return next, nil
@@ -102,7 +112,11 @@ func isConflict(err error) bool {
 
 // Delete removes key.
 func (k *KV) Delete(ctx context.Context, key string) error {
-	if err := k.kv.Delete(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+	kv, err := k.bucket(ctx)
+	if err != nil {
+		return err
+	}
+	if err := kv.Delete(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return fmt.Errorf("kv delete %s: %w", key, err)
 	}
 	return nil
@@ -110,7 +124,11 @@ func (k *KV) Delete(ctx context.Context, key string) error {
 
 // Keys lists the keys in the bucket.
 func (k *KV) Keys(ctx context.Context) ([]string, error) {
-	lister, err := k.kv.ListKeys(ctx)
+	kv, err := k.bucket(ctx)
+	if err != nil {
+		return nil, err
+	}
+	lister, err := kv.ListKeys(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("kv keys: %w", err)
 	}

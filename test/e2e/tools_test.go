@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/inplace-dev/inplace/cmd/inplace/cli"
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/history"
+	"github.com/inplace-dev/inplace/pkg/rollout"
 )
 
 // inplace runs the real inplace command with args and returns its output.
@@ -92,6 +94,10 @@ func TestReplayDryRun(t *testing.T) {
 		Owner: events.ObjectRef{Kind: "Deployment", Namespace: e.ns, Name: "api"}, Target: e.ref("api", "1.1.0") + "@" + digest,
 		Containers: []events.ContainerPlan{{Name: "app", FromImage: e.ref("api", "1.0.0"), FromImageID: pod.ImageID,
 			ToImage: e.ref("api", "1.1.0") + "@" + digest, ToDigest: digest}}}
+	// patch-pod writes only what a rollout record confirms: the record of
+	// a rollout with this pod in flight, as compute-spec would have kept it.
+	key := e.record(plan, events.ImagePushedData{Registry: e.w.Registry.Host(), Repository: e.ns + "/api", Tag: "1.1.0",
+		Digest: digest, Origin: "test"})
 	ev, err := events.New("recorded-1", events.ImagePrepulled, events.Source("pre-pull"), plan.Pod.String(),
 		events.PrepulledData{Plan: plan, Node: pod.Node, Skipped: "present on node"})
 	if err != nil {
@@ -122,6 +128,9 @@ func TestReplayDryRun(t *testing.T) {
 	if p := e.pods("api")[name]; p.Image != e.ref("api", "1.0.0") {
 		t.Errorf("the dry run changed the image to %s", p.Image)
 	}
+	if err := e.s.App.KV.Delete(t.Context(), key); err != nil {
+		t.Fatal(err)
+	}
 
 	// The whole recorded history of a finished rollout, replayed in a dry
 	// run, would change nothing.
@@ -139,4 +148,22 @@ func TestReplayDryRun(t *testing.T) {
 	if !strings.Contains(out, "nothing in the cluster would change") {
 		t.Errorf("replaying a finished rollout would change something:\n%s", out)
 	}
+}
+
+// record stores a rollout record with plan's pod in flight, as compute-spec
+// would on planning it, and returns its key.
+func (e *env) record(plan events.Plan, push events.ImagePushedData) string {
+	e.t.Helper()
+	r := rollout.Rollout{UpgradeID: plan.UpgradeID, Workload: plan.Owner, Push: push, Phase: rollout.Running,
+		Pods: map[string]*rollout.Pod{plan.Pod.Name: {Name: plan.Pod.Name, UID: plan.Pod.UID, Node: plan.Pod.Node,
+			State: rollout.InFlight, UpgradeID: plan.UpgradeID, Containers: plan.Containers}}}
+	raw, err := json.Marshal(r)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	key := rollout.Key(plan.Owner)
+	if _, err := e.s.App.KV.Update(e.t.Context(), key, func([]byte) ([]byte, error) { return raw, nil }); err != nil {
+		e.t.Fatal(err)
+	}
+	return key
 }

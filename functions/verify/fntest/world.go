@@ -48,10 +48,12 @@ func Missing(w *world.World, repo, tag string) Image {
 }
 
 // Pod is a bare pod with one container "app" running image, optionally
-// declaring the inplace.dev/ready readiness gate.
+// declaring the inplace.dev/ready readiness gate. It opts in (policy
+// force); delete the annotation for one that does not.
 func Pod(ns, name, image string, gate bool) *corev1.Pod {
 	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app": name}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app": name},
+			Annotations: map[string]string{policy.AnnotationPolicy: "force"}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: image,
 			ImagePullPolicy: corev1.PullIfNotPresent}}},
 	}
@@ -110,7 +112,8 @@ func Get(t testing.TB, w *world.World, pod *corev1.Pod) *corev1.Pod {
 }
 
 // Plan is the plan compute-spec would make to move pod to target (force
-// policy), as a bare pod's upgrade.
+// policy), as a bare pod's upgrade, recorded in Records as compute-spec
+// would record it.
 func Plan(t testing.TB, pod *corev1.Pod, upgradeID string, target Image) events.Plan {
 	t.Helper()
 	host, _, _ := strings.Cut(target.Ref, "/")
@@ -124,7 +127,7 @@ func Plan(t testing.TB, pod *corev1.Pod, upgradeID string, target Image) events.
 	if len(cps) == 0 {
 		t.Fatalf("no container of %s to move to %s: %+v", pod.Name, target.Ref, skips)
 	}
-	return events.Plan{
+	plan := events.Plan{
 		UpgradeID:     upgradeID,
 		Pod:           events.PodRef{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), Node: pod.Spec.NodeName},
 		Owner:         events.ObjectRef{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID)},
@@ -135,6 +138,8 @@ func Plan(t testing.TB, pod *corev1.Pod, upgradeID string, target Image) events.
 		VerifySeconds: 60,
 		PlannedAt:     time.Now().UTC(),
 	}
+	Record(t, plan, push)
+	return plan
 }
 
 // ContainerStatus is the status of container "app".

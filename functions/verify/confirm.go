@@ -1,0 +1,70 @@
+package verify
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/inplace-dev/inplace/pkg/guard"
+	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/settle"
+)
+
+// EventRefused: a state annotation the cluster and the rollout record do
+// not confirm (a Warning Event on the pod; nothing is written to it).
+const EventRefused = "InPlaceRefused"
+
+// Guard re-derives an upgrade's state from the cluster and the rollout
+// record before any write (guard.Guard).
+type Guard interface {
+	State(ctx context.Context, pod *corev1.Pod, st *inplace.State) error
+}
+
+// errNoGuard: a function built without a guard writes nothing.
+var errNoGuard = &guard.Refusal{Reason: guard.ReasonNotPlanned, Message: "verify has no rollout records to check states against"}
+
+// confirm asks the guard whether the pod's state is an upgrade compute-spec
+// planned, with the previous images recorded then, and whose owner still
+// opts in. A state the record does not confirm (a tampered annotation) is
+// refused with a Warning Event and dead-lettered, the pod untouched; an
+// upgrade whose owner no longer opts in is returned as withdrawn, to be
+// reported failed, the pod left as it is.
+func (s *step) confirm(ctx context.Context, pod *corev1.Pod, st *inplace.State) (withdrawn *guard.Refusal, err error) {
+	err = errNoGuard
+	if s.f.d.Guard != nil {
+		err = s.f.d.Guard.State(ctx, pod, st)
+	}
+	var r *guard.Refusal
+	if err == nil || !errors.As(err, &r) {
+		return nil, err
+	}
+	if moved, err := s.moved(ctx, pod); err != nil || moved {
+		return nil, cmp.Or(err, errAgain) // another delivery ended the upgrade meanwhile: look again
+	}
+	s.f.d.Recorder.Eventf(pod, corev1.EventTypeWarning, EventRefused, "Refused to act on upgrade %s: %s: %s",
+		st.UpgradeID, r.Reason, r.Message)
+	s.f.d.Log.Warn("state refused", "pod", s.ref.String(), "upgrade", st.UpgradeID, "reason", r.Reason, "message", r.Message)
+	if !r.Withdrawn {
+		return nil, settle.Permanent(fmt.Errorf("verify %s: %w", s.ref, r))
+	}
+	return r, nil
+}
+
+// moved reports whether the pod's state changed since pod was read: a
+// refusal of a state that is no longer there (another delivery finished
+// the upgrade, and compute-spec recorded it) is no refusal.
+func (s *step) moved(ctx context.Context, pod *corev1.Pod) (bool, error) {
+	now, err := s.f.d.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("verify %s: get: %w", s.ref, err)
+	}
+	return now.UID != pod.UID || now.Annotations[inplace.StateAnnotation] != pod.Annotations[inplace.StateAnnotation], nil
+}

@@ -1,0 +1,104 @@
+package guard
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/kube"
+	"github.com/inplace-dev/inplace/pkg/rollout"
+)
+
+// Records reads rollout records (bus.KV, read-only use).
+type Records interface {
+	Get(ctx context.Context, key string) ([]byte, uint64, error)
+}
+
+// Guard checks claims against the cluster and the rollout records.
+type Guard struct {
+	// Client reads the pod's owners (get on replicasets, deployments,
+	// statefulsets, daemonsets).
+	Client  kubernetes.Interface
+	Records Records
+}
+
+// Plan checks a plan patch-pod is about to apply to pod (as just read). It
+// returns nil, a *Refusal, or an error reading the cluster or the record
+// (retryable).
+func (g *Guard) Plan(ctx context.Context, pod *corev1.Pod, plan events.Plan) error {
+	c, err := g.lookup(ctx, pod, plan.UpgradeID)
+	if err != nil || c == nil {
+		return err
+	}
+	if plan.Owner.Kind != c.owner.Ref.Kind || plan.Owner.Name != c.owner.Ref.Name || plan.Owner.Namespace != c.owner.Ref.Namespace {
+		return forged(ReasonNotTheOwner, "the plan names %s as the owner; the pod belongs to %s", plan.Owner, c.owner.Ref)
+	}
+	if r := matchPlan(c.record, c.pod, plan); r != nil {
+		return r
+	}
+	if r := allowed(c.owner, pod, plan.Containers); r != nil {
+		return r
+	}
+	return nil
+}
+
+// State checks the upgrade a pod's inplace.dev/state annotation describes
+// before verify writes the pod (gate, state, rollback).
+func (g *Guard) State(ctx context.Context, pod *corev1.Pod, st *inplace.State) error {
+	c, err := g.lookup(ctx, pod, st.UpgradeID)
+	if err != nil || c == nil {
+		return err
+	}
+	if r := matchState(c.pod, st); r != nil {
+		return r
+	}
+	if r := optedIn(c.owner); r != nil {
+		return r
+	}
+	return nil
+}
+
+// checked is what a check reads: the pod's live owner, its rollout record
+// and the pod's entry in it.
+type checked struct {
+	owner  kube.Workload
+	record *rollout.Rollout
+	pod    *rollout.Pod
+}
+
+// lookup reads the owner and the record and finds the pod in flight in it
+// under upgradeID.
+func (g *Guard) lookup(ctx context.Context, pod *corev1.Pod, upgradeID string) (*checked, error) {
+	owner, ok, err := kube.LiveOwner(ctx, g.Client, pod)
+	if err != nil {
+		return nil, fmt.Errorf("guard: owner of pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	if !ok {
+		return nil, forged(ReasonNotOptedIn, "the pod has no owner inplace manages (its owner is gone or of another kind)")
+	}
+	raw, _, err := g.Records.Get(ctx, rollout.Key(owner.Ref))
+	if err != nil {
+		return nil, fmt.Errorf("guard: rollout record of %s: %w", owner.Ref, err)
+	}
+	if raw == nil {
+		if r := optedIn(owner); r != nil {
+			r.Withdrawn = false
+			return nil, r
+		}
+		return nil, forged(ReasonNotPlanned, "%s has no rollout record", owner.Ref)
+	}
+	var r rollout.Rollout
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, forged(ReasonNotPlanned, "the rollout record of %s cannot be read: %v", owner.Ref, err)
+	}
+	p, refusal := inFlight(&r, owner.Ref, pod, upgradeID)
+	if refusal != nil {
+		return nil, refusal
+	}
+	return &checked{owner: owner, record: &r, pod: p}, nil
+}
