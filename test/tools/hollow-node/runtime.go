@@ -110,7 +110,17 @@ func (r *runtimeService) StopContainer(ctx context.Context, id string, timeout i
 			return err
 		}
 	}
-	return r.RuntimeService.StopContainer(ctx, id, timeout)
+	if err := r.RuntimeService.StopContainer(ctx, id, timeout); err != nil {
+		return err
+	}
+	// An application that handles SIGTERM exits 0 and containerd reports
+	// Completed (the fake leaves both empty).
+	r.fake.Lock()
+	if c := r.fake.Containers[id]; c != nil && running {
+		c.ExitCode, c.Reason = 0, "Completed"
+	}
+	r.fake.Unlock()
+	return nil
 }
 
 // RemoveContainer forgets the container.
