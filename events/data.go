@@ -21,6 +21,10 @@ type ImagePushedData struct {
 	Target *ObjectRef `json:"target,omitempty"`
 	// Containers, when set with Target, restricts it to these containers.
 	Containers []string `json:"containers,omitempty"`
+	// AllowOlder, with Target, goes back on purpose: to a digest the
+	// workload left, or older than the newest it rolled out (`inplace
+	// upgrade --allow-older`). Without it no push ever goes backwards.
+	AllowOlder bool `json:"allowOlder,omitempty"`
 }
 
 // Name is "<registry>/<repository>".
@@ -55,6 +59,9 @@ func (d ImagePushedData) Validate() error {
 	}
 	if d.Target != nil {
 		return d.Target.validate("data.target")
+	}
+	if d.AllowOlder {
+		return fieldErr("data.allowOlder", "only a manual upgrade of one workload (data.target) may go back")
 	}
 	return nil
 }

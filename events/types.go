@@ -50,6 +50,10 @@ const (
 	ExtTraceParent = "traceparent"
 	// ExtReplay marks an event fed again by `inplace replay`; its value names the replay.
 	ExtReplay = "inplacereplay"
+	// ExtReplayStart, "true" on a replayed image.pushed or rollout.resumed,
+	// lets it start (or resume) a real rollout: `inplace replay
+	// --start-rollouts`. Without it a replay starts nothing.
+	ExtReplayStart = "inplacereplaystart"
 )
 
 // Short returns the short form of a project type: "image.pushed" for

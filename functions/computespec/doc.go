@@ -6,6 +6,13 @@
 // rollback halts the rollout, a newer push supersedes it, and when every pod
 // runs the target the workload's template is brought along.
 //
+// It never takes a workload backwards, whatever its policy: a push of a
+// digest the workload left, or pushed before the one it last rolled out
+// (rollout.History), is refused with a Warning Event and dead-lettered with
+// the reason, unless a manual upgrade says AllowOlder. A replayed push or
+// resume starts nothing unless the replay asks to (inplace replay
+// --start-rollouts).
+//
 // Rollout state lives in the NATS KV bucket, changed only by
 // compute-and-swap (package rollout holds the pure transitions); the
 // function keeps nothing in memory between events. It never patches pods:

@@ -8,6 +8,7 @@ import (
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/config"
@@ -44,6 +45,9 @@ type Deps struct {
 	// Syncer brings a workload's template along when its pods all run the
 	// target; nil leaves templates alone.
 	Syncer Syncer
+	// Recorder records Warning Events on workloads a push is refused for;
+	// nil records none.
+	Recorder record.EventRecorder
 	Log    *slog.Logger
 	Now    func() time.Time
 	// Watchdog overrides config-inplace's watchdog settings where non-zero

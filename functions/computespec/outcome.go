@@ -29,6 +29,9 @@ func (f *Function) onResume(ctx context.Context, in cloudevents.Event) ([]cloude
 	if err != nil {
 		return nil, err
 	}
+	if err := replayStarts(in); err != nil {
+		return nil, err
+	}
 	return f.transition(ctx, in, d.Workload, func(r *rollout.Rollout) {
 		rollout.Resume(r, f.d.Now())
 	})

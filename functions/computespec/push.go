@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
@@ -17,11 +19,17 @@ import (
 // errOlder: the push is not newer than the rollout in progress.
 var errOlder = errors.New("not newer than the rollout in progress")
 
+// errBackwards: the push would take the workload back to what it left.
+var errBackwards = errors.New("refused: never backwards")
+
 // onPush starts (or supersedes) a rollout on every workload the push
 // concerns and emits the first wave of each.
 func (f *Function) onPush(ctx context.Context, in cloudevents.Event) ([]cloudevents.Event, error) {
 	push, err := events.As[events.ImagePushedData](in)
 	if err != nil {
+		return nil, err
+	}
+	if err := replayStarts(in); err != nil {
 		return nil, err
 	}
 	targets, err := Discover(f.d.Cache, f.d.Defaults.Load(), push)
@@ -33,6 +41,7 @@ func (f *Function) onPush(ctx context.Context, in cloudevents.Event) ([]cloudeve
 	}
 	var outs []cloudevents.Event
 	var later error
+	var refused []string
 	for _, t := range targets {
 		log := f.d.Log.With("event", in.ID(), "workload", t.Workload.Ref.String(), "push", push.Ref())
 		if t.Skip != "" {
@@ -43,6 +52,8 @@ func (f *Function) onPush(ctx context.Context, in cloudevents.Event) ([]cloudeve
 		switch {
 		case errors.Is(err, errOlder):
 			log.Info("push ignored", "why", err)
+		case errors.Is(err, errBackwards):
+			refused = append(refused, f.refuse(t, push, err))
 		case err != nil:
 			if k, _ := settle.Classify(err); k != settle.Later {
 				return nil, err
@@ -55,12 +66,19 @@ func (f *Function) onPush(ctx context.Context, in cloudevents.Event) ([]cloudeve
 		// Outputs are re-derived from the state on redelivery.
 		return nil, later
 	}
+	if len(outs) == 0 && len(refused) > 0 {
+		return nil, settle.Permanentf("compute-spec: push %s refused: %s", push.Ref(), strings.Join(refused, "; "))
+	}
 	return outs, nil
 }
 
 // start begins the rollout of push on one target.
 func (f *Function) start(ctx context.Context, in cloudevents.Event, push events.ImagePushedData, t Target) ([]cloudevents.Event, error) {
 	ref := t.Workload.Ref
+	upgradeID := UpgradeID(in.ID(), ref)
+	if err := f.backwards(ctx, ref, upgradeID, push); err != nil {
+		return nil, err
+	}
 	pods, err := f.d.Cache.PodsOf(ref)
 	if err != nil {
 		return nil, wrap("pods of "+ref.String(), err)
@@ -70,7 +88,6 @@ func (f *Function) start(ctx context.Context, in cloudevents.Event, push events.
 		f.d.Log.Info("every pod already runs the push", "workload", ref.String(), "push", push.Ref())
 		return nil, nil
 	}
-	upgradeID := UpgradeID(in.ID(), ref)
 	now := f.d.Now()
 	var r *rollout.Rollout
 	var planned []*rollout.Pod
@@ -79,10 +96,13 @@ func (f *Function) start(ctx context.Context, in cloudevents.Event, push events.
 		if err != nil {
 			return nil, err
 		}
-		if err := canSupersede(prev, upgradeID, t.Options.Policy, push); err != nil {
+		if err := canBegin(prev, upgradeID, t.Options.Policy, push); err != nil {
 			return nil, err
 		}
 		r = rollout.Begin(prev, upgradeID, ref, push, t.rolloutOptions(), now)
+		if prev == nil || prev.UpgradeID != upgradeID {
+			r.History[push.Name()] = rollout.Advance(r.History[push.Name()], push, cands)
+		}
 		planned = rollout.Plan(r, cands, in.ID(), false, now)
 		rollout.Settle(r, in.ID(), now)
 		return json.Marshal(r)
@@ -93,9 +113,40 @@ func (f *Function) start(ctx context.Context, in cloudevents.Event, push events.
 	return f.advance(ctx, in, r, planned)
 }
 
+// canBegin checks that a push may start a rollout after prev: never
+// backwards (unless a manual upgrade says so), and newer than a rollout it
+// would supersede.
+func canBegin(prev *rollout.Rollout, upgradeID string, pol policy.Policy, push events.ImagePushedData) error {
+	if prev == nil || prev.UpgradeID == upgradeID {
+		return nil
+	}
+	if why := rollout.Backwards(prev.History[push.Name()], push); why != "" && !push.AllowOlder {
+		return fmt.Errorf("%w: %s", errBackwards, why)
+	}
+	return canSupersede(prev, pol, push)
+}
+
+// backwards refuses a push that would take the workload back, before
+// anything else is looked at: the refusal names the reason even when the
+// policy would leave every pod alone anyway.
+func (f *Function) backwards(ctx context.Context, ref events.ObjectRef, upgradeID string, push events.ImagePushedData) error {
+	raw, _, err := f.d.Store.Get(ctx, rollout.Key(ref))
+	if err != nil {
+		return err
+	}
+	prev, err := decode(raw)
+	if err != nil || prev == nil || prev.UpgradeID == upgradeID || push.AllowOlder {
+		return err
+	}
+	if why := rollout.Backwards(prev.History[push.Name()], push); why != "" {
+		return fmt.Errorf("%w: %s", errBackwards, why)
+	}
+	return nil
+}
+
 // canSupersede checks that a push may replace the rollout in prev.
-func canSupersede(prev *rollout.Rollout, upgradeID string, pol policy.Policy, push events.ImagePushedData) error {
-	if prev == nil || prev.UpgradeID == upgradeID || prev.Phase.Finished() {
+func canSupersede(prev *rollout.Rollout, pol policy.Policy, push events.ImagePushedData) error {
+	if prev.Phase.Finished() {
 		return nil
 	}
 	if prev.Phase == rollout.Syncing {
@@ -104,7 +155,7 @@ func canSupersede(prev *rollout.Rollout, upgradeID string, pol policy.Policy, pu
 	d := policy.Decide(pol, policy.Current{Tag: prev.Push.Tag, Digest: prev.Push.Digest},
 		policy.Pushed{Tag: push.Tag, Digest: push.Digest})
 	if !d.Upgrade {
-		return errors.Join(errOlder, errors.New(prev.Target()+": "+d.Reason))
+		return fmt.Errorf("%w: %s: %s", errOlder, prev.Target(), d.Reason)
 	}
 	return nil
 }

@@ -116,7 +116,10 @@ func (a *App) buildReceiver(p *config.Process, b *bus.Bus, reg prometheus.Regist
 	if err != nil {
 		return err
 	}
-	r, err := receiver.New(cfg, b, receiver.Options{Logger: log.With("function", "receiver"), Metrics: reg})
+	// A delivery older than the stream's dedup window is refused: within
+	// it, the stream drops a replay by its event id.
+	r, err := receiver.New(cfg, b, receiver.Options{Logger: log.With("function", "receiver"), Metrics: reg,
+		MaxAge: p.Bus.DuplicateWindow()})
 	if err != nil {
 		return err
 	}

@@ -57,9 +57,10 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 		return kube.NewRecorder(ctx, d.Kube, "inplace-"+name)
 	}
 	if slices.Contains(names, computespec.Name) {
-		syncer := &templatesync.Syncer{Client: d.Kube, Recorder: recorder(computespec.Name), Log: d.Log.With("function", computespec.Name)}
+		rec := recorder(computespec.Name)
+		syncer := &templatesync.Syncer{Client: d.Kube, Recorder: rec, Log: d.Log.With("function", computespec.Name)}
 		f := computespec.New(computespec.Deps{Cache: d.Cache, Store: d.Store, Defaults: d.Defaults,
-			Syncer: syncer, Log: d.Log.With("function", computespec.Name)})
+			Syncer: syncer, Recorder: rec, Log: d.Log.With("function", computespec.Name)})
 		fns = append(fns, f)
 		if d.Publish != nil {
 			loops = append(loops, func(ctx context.Context) { every(ctx, d.WatchdogPeriod, watchdog(f, d.Publish), d.Log) })

@@ -126,10 +126,16 @@ func containerBack(pod *corev1.Pod, c ContainerState) Result {
 	}
 	untouched := c.PreviousContainerID != "" && cs.ContainerID == c.PreviousContainerID
 	moved := cs.ContainerID != c.RollbackContainerID || cs.RestartCount > c.RollbackRestartCount
-	if r, bad := crashLooped(cs, c.RollbackRestartCount); bad {
+	prev := imageref.DigestOf(c.PreviousImageID)
+	onPrevious := untouched || (prev != "" && imageref.DigestOf(cs.ImageID) == prev) || sameImage(cs.Image, c.PreviousImage)
+	// Restarts count against the previous image only while it runs and is
+	// not healthy: the target may crash again before the kubelet takes the
+	// rollback in, and those restarts are the target's.
+	healthy := cs.State.Running != nil && cs.Ready
+	if r, bad := crashLooped(cs, c.RollbackRestartCount); bad && onPrevious && !healthy {
 		return r
 	}
-	if r, bad := waitingFailure(cs, moved); bad {
+	if r, bad := waitingFailure(cs, moved); bad && (onPrevious || r.Reason != ReasonCrashLoop) {
 		r.Message = "the previous image cannot run either: " + r.Message
 		return r
 	}
@@ -139,8 +145,7 @@ func containerBack(pod *corev1.Pod, c ContainerState) Result {
 	if cs.State.Running == nil {
 		return pending(cs, ReasonRestarting, "container %s is not running yet", c.Name)
 	}
-	prev := imageref.DigestOf(c.PreviousImageID)
-	if !untouched && !(prev != "" && imageref.DigestOf(cs.ImageID) == prev) && !sameImage(cs.Image, c.PreviousImage) {
+	if !onPrevious {
 		return result(InProgress, ReasonRestarting, "container %s restarted but reports %s, not %s", c.Name, cs.ImageID, c.PreviousImageID)
 	}
 	if !cs.Ready {

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,13 +38,17 @@ func (r *recorder) published() []cloudevents.Event {
 	return append([]cloudevents.Event(nil), r.events...)
 }
 
+// fixturesAge takes deliveries of any age: the public fixtures were pushed
+// years ago. TestReplayedDeliveryIsRefused tests the default.
+const fixturesAge = 100 * 365 * 24 * time.Hour
+
 // newTest builds a receiver on cfg with a recorder and its own metrics
 // registry.
 func newTest(t *testing.T, cfg Config) (*Receiver, *recorder, *prometheus.Registry) {
 	t.Helper()
 	pub := &recorder{}
 	reg := prometheus.NewRegistry()
-	h, err := New(cfg, pub, Options{Logger: discard(), Metrics: reg})
+	h, err := New(cfg, pub, Options{Logger: discard(), Metrics: reg, MaxAge: fixturesAge})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

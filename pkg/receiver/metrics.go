@@ -19,7 +19,7 @@ func newMetrics(reg prometheus.Registerer, routes []Route) (*metrics, error) {
 	m := &metrics{
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "inplace", Subsystem: "receiver", Name: "deliveries_total",
-			Help: "Webhook deliveries by route and result (accepted, ignored, rejected, unauthorized, throttled, blocked, failed).",
+			Help: "Webhook deliveries by route and result (accepted, ignored, rejected, unauthorized, throttled, blocked, failed, stale).",
 		}, []string{"route", "result"}),
 		published: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "inplace", Subsystem: "receiver", Name: "events_published_total",
@@ -27,7 +27,7 @@ func newMetrics(reg prometheus.Registerer, routes []Route) (*metrics, error) {
 		}, []string{"route"}),
 	}
 	for _, r := range routes {
-		for _, res := range []string{resultAccepted, resultIgnored, resultRejected, resultUnauthorized, resultThrottled, resultBlocked, resultFailed} {
+		for _, res := range []string{resultAccepted, resultIgnored, resultRejected, resultUnauthorized, resultThrottled, resultBlocked, resultFailed, resultStale} {
 			m.deliveries.WithLabelValues(r.Name, res)
 		}
 		m.published.WithLabelValues(r.Name)

@@ -31,6 +31,12 @@ type Options struct {
 	Logger *slog.Logger
 	// Metrics, when set, receives the delivery counters.
 	Metrics prometheus.Registerer
+	// MaxAge refuses a push stamped longer ago than this (a replayed
+	// delivery); default DefaultMaxAge. Keep it within the bus's dedup
+	// window.
+	MaxAge time.Duration
+	// Now is the clock; default time.Now.
+	Now func() time.Time
 }
 
 // Receiver serves POST /hooks/<route>.
@@ -43,6 +49,9 @@ type Receiver struct {
 	// readTimeout bounds reading a body; clients counts failed authentications.
 	readTimeout time.Duration
 	clients     *clients
+	// maxAge refuses older pushes (replays); now is the clock.
+	maxAge time.Duration
+	now    func() time.Time
 }
 
 // route is a Route ready to serve.
@@ -64,9 +73,16 @@ func New(cfg Config, pub Publisher, opts Options) (*Receiver, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("receiver config: %w", err)
 	}
-	h := &Receiver{routes: map[string]*route{}, pub: pub, log: opts.Logger, timeout: cfg.PublishTimeout.Duration}
+	h := &Receiver{routes: map[string]*route{}, pub: pub, log: opts.Logger, timeout: cfg.PublishTimeout.Duration,
+		maxAge: opts.MaxAge, now: opts.Now}
 	if h.log == nil {
 		h.log = slog.Default()
+	}
+	if h.maxAge <= 0 {
+		h.maxAge = DefaultMaxAge
+	}
+	if h.now == nil {
+		h.now = time.Now
 	}
 	if h.timeout == 0 {
 		h.timeout = DefaultPublishTimeout

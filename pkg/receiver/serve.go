@@ -143,14 +143,24 @@ func (h *Receiver) deliver(w http.ResponseWriter, r *http.Request, rt *route, bo
 			"the delivery names %d images; this route takes at most %d per delivery (maxImages)", len(res.Pushes), rt.maxImages)))
 		return
 	}
-	published, err := h.publish(r.Context(), res.Pushes)
+	pushes, stale := fresh(res.Pushes, h.now(), h.maxAge)
+	if len(pushes) == 0 {
+		// 200: a registry retrying a stale delivery would only block its queue.
+		h.finish(w, r, rt, http.StatusOK, resultStale, map[string]any{"refused": stale})
+		return
+	}
+	published, err := h.publish(r.Context(), pushes)
 	if err != nil {
 		h.log.ErrorContext(r.Context(), "publish image.pushed", "route", rt.name, "error", err)
 		h.finish(w, r, rt, http.StatusServiceUnavailable, resultFailed, errorBody("cannot publish the event now; deliver again"))
 		return
 	}
 	h.metrics.published.WithLabelValues(rt.name).Add(float64(len(published)))
-	h.finish(w, r, rt, http.StatusAccepted, resultAccepted, map[string]any{"events": published})
+	answer := map[string]any{"events": published}
+	if len(stale) > 0 {
+		answer["refused"] = stale
+	}
+	h.finish(w, r, rt, http.StatusAccepted, resultAccepted, answer)
 }
 
 // publishedEvent is one entry of a 202 body.
@@ -190,7 +200,7 @@ func level(status int, result string) slog.Level {
 	switch {
 	case status >= 500:
 		return slog.LevelError
-	case status >= 400:
+	case status >= 400, result == resultStale:
 		return slog.LevelWarn
 	case result == resultIgnored:
 		return slog.LevelDebug

@@ -6,11 +6,16 @@ import (
 	"github.com/inplace-dev/inplace/events"
 )
 
-// Mark returns the replayed copy of e for the replay called name.
-func Mark(e cloudevents.Event, name string) cloudevents.Event {
+// Mark returns the replayed copy of e for the replay called name. A copy
+// starts no rollout (compute-spec refuses a replayed push or resume)
+// unless start is set.
+func Mark(e cloudevents.Event, name string, start bool) cloudevents.Event {
 	c := e.Clone()
 	c.SetID(events.DeriveID(e.ID(), "replay", name))
 	c.SetExtension(events.ExtReplay, name)
+	if start {
+		c.SetExtension(events.ExtReplayStart, "true")
+	}
 	return c
 }
 

@@ -19,7 +19,12 @@ func Begin(prev *Rollout, upgradeID string, w events.ObjectRef, push events.Imag
 	}
 	r := &Rollout{
 		UpgradeID: upgradeID, Workload: w, Push: push, Phase: Running, Options: opts,
-		Pods: map[string]*Pod{}, StartedAt: now, UpdatedAt: now, ProgressAt: now,
+		Pods: map[string]*Pod{}, StartedAt: now, UpdatedAt: now, ProgressAt: now, History: map[string]History{},
+	}
+	if prev != nil {
+		for repo, h := range prev.History {
+			r.History[repo] = h
+		}
 	}
 	if prev == nil || prev.Phase.Finished() {
 		return r

@@ -103,6 +103,9 @@ type Rollout struct {
 	// same rollout.halted / completion events.
 	HaltedBy  string `json:"haltedBy,omitempty"`
 	SettledBy string `json:"settledBy,omitempty"`
+	// History is what the workload rolled out before, by canonical
+	// repository, carried from rollout to rollout: never backwards.
+	History map[string]History `json:"history,omitempty"`
 }
 
 // Sync records the template sync steps done, so a crash resumes it.

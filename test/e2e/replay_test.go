@@ -1,16 +1,24 @@
 package e2e_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/replay"
 )
 
 // Feeding every event of a finished rollout through the chain again (as a
 // replay does: new ids, marked as replayed) changes nothing in the cluster.
+// The test waits until every function has handled every replayed event,
+// and checks they were handled, not just acked: the replayed pushes are
+// dead-lettered by compute-spec (a replay starts no rollout), and pre-pull,
+// patch-pod and verify answered each replayed step with its output (the
+// stream drops those as the replayed copies they are, but the runner
+// counts each publish).
 func TestRedeliveringAFinishedRolloutChangesNothing(t *testing.T) {
 	e := newEnv(t)
 	e.push("shop", "1.0.0")
@@ -19,24 +27,46 @@ func TestRedeliveringAFinishedRolloutChangesNothing(t *testing.T) {
 	digest := e.push("shop", "1.1.0")
 	e.waitAllOn("web", 3, digest, 3*time.Minute)
 	e.waitEvent(events.RolloutCompleted, "/web", time.Minute)
-	time.Sleep(2 * time.Second) // let the watcher publish the last pod states
+	e.settled(time.Minute) // the watcher's last pod states handled
 	before := e.resourceVersions("web")
-	recorded := e.stream()
-	n := 0
-	for _, ev := range recorded {
+	answers := map[string]string{ // the step each function answers for good: its input → output
+		events.UpgradePlanned: `inplace_events_published_total{function="pre-pull",type="image.prepulled"}`,
+		events.ImagePrepulled: `inplace_events_published_total{function="patch-pod",type="pod.patched"}`,
+		events.PodPatched:     `inplace_events_published_total{function="verify",type="upgrade.succeeded"}`,
+	}
+	published := map[string]float64{}
+	for _, series := range answers {
+		published[series] = e.counter(series)
+	}
+	var pushes []string
+	replayed := map[string]int{}
+	for _, ev := range e.stream() {
 		if !events.Known(ev.Type()) {
 			continue
 		}
-		again := ev.Clone()
-		again.SetID(events.DeriveID(ev.ID(), "replay", "test"))
-		again.SetExtension(events.ExtReplay, "test")
+		again := replay.Mark(ev, "test", false)
 		if err := e.s.Bus.Publish(t.Context(), again); err != nil {
 			t.Fatal(err)
 		}
-		n++
+		replayed[ev.Type()]++
+		if ev.Type() == events.ImagePushed {
+			pushes = append(pushes, again.ID())
+		}
 	}
-	t.Logf("redelivered %d events", n)
-	time.Sleep(8 * time.Second) // the chain has handled them by now
+	t.Logf("redelivered %v", replayed)
+	e.settled(2 * time.Minute)
+
+	dead := e.deadLetters("compute-spec")
+	for _, id := range pushes {
+		if !strings.Contains(dead[id], "starts no rollout") {
+			t.Errorf("replayed push %s: dead letter %q; want compute-spec's refusal (a replay starts no rollout)", id, dead[id])
+		}
+	}
+	for typ, series := range answers {
+		if got := e.counter(series) - published[series]; int(got) < replayed[typ] {
+			t.Errorf("%d %s replayed, %v answered (%s): not every one was handled", replayed[typ], events.Short(typ), got, series)
+		}
+	}
 	after := e.resourceVersions("web")
 	for name, rv := range before {
 		if after[name] != rv {

@@ -26,6 +26,7 @@ type replayFlags struct {
 	file       string
 	to         string
 	dryRun     bool
+	start      bool
 	name       string
 	kubeconfig string
 	namespace  string
@@ -44,7 +45,10 @@ func newReplayCmd() *cobra.Command {
 Each replayed event is a copy with an id of its own and the inplacereplay
 extension naming the replay, so the stream does not drop it as a duplicate
 and nobody mistakes it for a new event; what the functions derive from it
-carries the marker too.
+carries the marker too. A replayed push (or resume) starts no rollout:
+compute-spec dead-letters it with the reason, unless --start-rollouts says
+it should. Even then a push never takes a workload back to a digest it left
+or older than the newest it rolled out.
 
 Without --dry-run the copies are published on the stream and the running
 functions handle them. With --dry-run the functions run here, every write
@@ -68,6 +72,7 @@ cluster.`,
 	fs.StringVarP(&f.file, "file", "f", "", "replay the events of an export file (- for standard input)")
 	fs.StringVar(&f.to, "to", "", "feed only this function (compute-spec, pre-pull, patch-pod, verify)")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "run the functions here with server-side dry-run writes, and print diffs")
+	fs.BoolVar(&f.start, "start-rollouts", false, "let replayed pushes and resumes start real rollouts (never backwards)")
 	fs.StringVar(&f.name, "name", "", "name of the replay (default replay-<time>)")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig for --dry-run (default $KUBECONFIG, ~/.kube/config)")
 	fs.StringVar(&f.namespace, "namespace", "inplace-system", "namespace of the config-inplace ConfigMap (--dry-run)")
@@ -193,7 +198,7 @@ func publishReplay(cmd *cobra.Command, f *replayFlags, evs []cloudevents.Event) 
 	defer c.nc.Close()
 	published := 0
 	for _, e := range evs {
-		dup, err := s.Publish(cmd.Context(), replay.Mark(e, f.name))
+		dup, err := s.Publish(cmd.Context(), replay.Mark(e, f.name, f.start))
 		if err != nil {
 			return err
 		}

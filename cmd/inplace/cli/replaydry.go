@@ -56,7 +56,7 @@ func dryRunReplay(cmd *cobra.Command, f *replayFlags, evs []cloudevents.Event) e
 	dr := &replay.DryRunner{Functions: fns, Writes: writes, Live: live.CoreV1().RESTClient()}
 	var all []replay.Result
 	for _, e := range evs {
-		rs, err := dr.Run(ctx, replay.Mark(e, f.name), f.to)
+		rs, err := dr.Run(ctx, replay.Mark(e, f.name, f.start), f.to)
 		if err != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "skipping %s %s: %v\n", e.Type(), e.ID(), err)
 			continue

@@ -25,6 +25,7 @@ type upgradeFlags struct {
 	image      string
 	containers []string
 	resolve    bool
+	allowOlder bool
 	timeout    time.Duration
 }
 
@@ -42,7 +43,11 @@ rollout completes (exit 0) or halts (exit 1).
 
 The workload must have opted in (inplace.dev/policy). The tag is resolved to
 its digest through the registry (your docker credentials) so every pod gets
-the same bytes; --resolve=false skips that.`,
+the same bytes; --resolve=false skips that.
+
+A workload never goes backwards on its own: a digest it already left, or a
+push older than the newest it rolled out, is refused whatever its policy.
+--allow-older goes back on purpose (the policy still applies).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runUpgrade(cmd, &f, args[0])
@@ -57,6 +62,7 @@ the same bytes; --resolve=false skips that.`,
 	_ = cmd.MarkFlagRequired("image")
 	fs.StringSliceVarP(&f.containers, "container", "c", nil, "only these containers (default: every container of the repository)")
 	fs.BoolVar(&f.resolve, "resolve", true, "resolve the tag to its digest through the registry")
+	fs.BoolVar(&f.allowOlder, "allow-older", false, "go back on purpose: to a digest the workload left, or an older push")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Minute, "give up waiting after this long (the rollout goes on)")
 	return cmd
 }
@@ -83,7 +89,7 @@ func runUpgrade(cmd *cobra.Command, f *upgradeFlags, arg string) error {
 	if err != nil {
 		return err
 	}
-	push.Target, push.Containers = &ref, f.containers
+	push.Target, push.Containers, push.AllowOlder = &ref, f.containers, f.allowOlder
 	if push.Digest == "" && f.resolve {
 		if push.Digest, err = resolveDigest(ctx, f.image); err != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v; going on without a digest\n", err)
@@ -103,10 +109,13 @@ func runUpgrade(cmd *cobra.Command, f *upgradeFlags, arg string) error {
 	if err != nil {
 		return err
 	}
+	// The push carries the upgrade id compute-spec will give it, so a
+	// refusal (its dead letter) is followed too.
+	upgradeID := computespec.UpgradeID(id, ref)
+	e.SetExtension(events.ExtUpgradeID, upgradeID)
 	if _, err := s.Publish(ctx, e); err != nil {
 		return err
 	}
-	upgradeID := computespec.UpgradeID(id, ref)
 	fmt.Fprintf(out, "upgrade %s: %s → %s\n", upgradeID, ref, push.Ref())
 	return follow(ctx, cmd, s, upgradeID, start, f.timeout)
 }
@@ -132,9 +141,13 @@ func follow(ctx context.Context, cmd *cobra.Command, s *history.Stream, upgradeI
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var halted error
-	q := history.Query{Filter: history.Filter{UpgradeID: upgradeID}, Since: since, Follow: true}
+	q := history.Query{Filter: history.Filter{UpgradeID: upgradeID, DeadLetters: true}, Since: since, Follow: true}
 	err := s.Read(ctx, q, func(r history.Record) error {
 		fmt.Fprintln(cmd.OutOrStdout(), history.Line(r, time.Local))
+		if r.Dead != nil && r.Event.Type() == events.ImagePushed {
+			halted = fmt.Errorf("upgrade %s refused: %s", upgradeID, r.Dead.Reason)
+			return errFinished
+		}
 		switch r.Event.Type() {
 		case events.RolloutCompleted:
 			return errFinished

@@ -1,0 +1,38 @@
+package computespec
+
+import (
+	"fmt"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/settle"
+)
+
+// EventRefused is the reason of the Warning Event on a workload a push was
+// refused for.
+const EventRefused = "InPlaceRefused"
+
+// refuse records why push may not start a rollout of t (a Warning Event on
+// the workload, a log line) and returns the reason, for the dead letter.
+func (f *Function) refuse(t Target, push events.ImagePushedData, err error) string {
+	why := fmt.Sprintf("%s: %v", t.Workload.Ref, err)
+	f.d.Log.Warn("push refused", "workload", t.Workload.Ref.String(), "push", push.Ref(), "why", err)
+	if obj, ok := t.Workload.Object.(runtime.Object); ok && f.d.Recorder != nil {
+		f.d.Recorder.Eventf(obj, corev1.EventTypeWarning, EventRefused, "Refused push %s: %v", push.Ref(), err)
+	}
+	return why
+}
+
+// replayStarts refuses a replayed push or resume that does not ask to
+// start a real rollout (`inplace replay --start-rollouts`).
+func replayStarts(in cloudevents.Event) error {
+	name := events.Ext(in, events.ExtReplay)
+	if name == "" || events.Ext(in, events.ExtReplayStart) == "true" {
+		return nil
+	}
+	return settle.Permanentf("compute-spec: %s is replay %s, and a replay starts no rollout unless it asks to (inplace replay --start-rollouts)",
+		events.Short(in.Type()), name)
+}
