@@ -52,6 +52,13 @@ demo: bin
 	@echo "building the demo (the first time compiles the project, about a minute)..."
 	$(GO) run ./test/demo
 
+# The same demo in Knative mode: Knative Eventing's own components on the
+# test world, config/overlays/knative created, the functions as `inplace
+# function` services behind a real Broker, the same before/after table.
+demo-knative: bin bin-knative
+	@echo "building the demo (the first time compiles the project, about a minute)..."
+	$(GO) run ./test/demo -knative
+
 # Benchmarks print figures (they assert nothing about speed): the bus and
 # codec, and a 30-pod rollout in place against the controller's recreate.
 bench: bin

@@ -15,6 +15,9 @@ var quiet = map[string]bool{events.PodUpdated: true, events.ContainerRestarted: 
 
 // tail prints the chain's events as they are stored, until stop.
 func (sh *shop) tail(ctx context.Context) (done <-chan struct{}, stop func()) {
+	if sh.kn != nil {
+		return sh.tailKnative()
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	ch := make(chan struct{})
 	go func() {
@@ -40,6 +43,9 @@ func (sh *shop) tail(ctx context.Context) (done <-chan struct{}, stop func()) {
 
 // waitRollouts waits for the rollout of both workloads to complete.
 func (sh *shop) waitRollouts(ctx context.Context, within time.Duration) ([]events.RolloutData, error) {
+	if sh.kn != nil {
+		return sh.waitKnative(ctx, within)
+	}
 	ctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
 	s, err := history.Open(ctx, sh.s.Bus.JetStream(), sh.s.Bus.Config().Stream)

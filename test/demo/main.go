@@ -6,10 +6,16 @@
 // rollout live; proves with a before/after table that every pod kept its
 // UID, IP and node and gained one restart; and replays the upgrade in a
 // dry run to show nothing more would change.
+//
+// With -knative (`make demo-knative`) the same shop and push go through
+// Knative Eventing's own components instead of `inplace run`: a real
+// Broker, config/knative's Triggers and ApiServerSource, each function an
+// `inplace function` process (see test/knative).
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"time"
@@ -18,9 +24,12 @@ import (
 )
 
 func main() {
+	knativeMode := flag.Bool("knative", false, "run the chain in Knative mode: Knative Eventing's own Broker, "+
+		"Triggers and ApiServerSource, the functions as `inplace function` services (make demo-knative)")
+	flag.Parse()
 	ctx, cancel := context.WithTimeout(signals.NewContext(), 10*time.Minute)
 	defer cancel()
-	if err := run(ctx, os.Stdout); err != nil {
+	if err := run(ctx, os.Stdout, *knativeMode); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}

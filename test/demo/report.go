@@ -49,6 +49,9 @@ func same(b, a string) string {
 // replay runs `inplace replay --dry-run` on each finished upgrade and
 // `inplace status`, as an operator would.
 func (sh *shop) replay(ctx context.Context, done []events.RolloutData) error {
+	if sh.kn != nil {
+		return sh.statusKnative(ctx)
+	}
 	conn := []string{"--kubeconfig", sh.w.Cluster.Kubeconfig(), "--nats-url", sh.s.NATSURL}
 	for _, d := range done {
 		fmt.Fprintf(sh.out, "\n$ inplace replay --upgrade %s --dry-run\n", d.UpgradeID)

@@ -22,7 +22,9 @@ const (
 	cartPods = 3
 )
 
-func run(ctx context.Context, out io.Writer) error {
+// run is the demo; in Knative mode (knativeMode) the chain runs behind a
+// real Knative Broker instead of `inplace run`.
+func run(ctx context.Context, out io.Writer, knativeMode bool) error {
 	say := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
 	say("▶ starting the test world: etcd, kube-apiserver, kube-controller-manager, 3 simulated nodes, an OCI registry")
 	w, err := world.Start(ctx, world.Options{})
@@ -32,21 +34,41 @@ func run(ctx context.Context, out io.Writer) error {
 	defer w.Stop()
 	t := w.StartTimings()
 	say("  ready in %s (control plane %s)", t.Total.Round(time.Millisecond), t.ControlPlane.Round(time.Millisecond))
+	sh := &shop{w: w, out: out}
+	var stop func()
+	if knativeMode {
+		stop, err = sh.startKnative(ctx)
+	} else {
+		stop, err = sh.startRun(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	defer stop()
+	return sh.demo(ctx)
+}
 
+// startRun starts `inplace run` on the world.
+func (sh *shop) startRun(ctx context.Context) (func(), error) {
 	dir, err := os.MkdirTemp("", "inplace-demo-")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	say("▶ starting inplace run: embedded NATS JetStream, receiver, compute-spec, pre-pull, patch-pod, verify, pod watcher")
-	s, err := stack.Start(ctx, w, stack.Options{Dir: dir, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	fmt.Fprintln(sh.out, "▶ starting inplace run: embedded NATS JetStream, receiver, compute-spec, pre-pull, patch-pod, verify, pod watcher")
+	s, err := stack.Start(ctx, sh.w, stack.Options{Dir: dir, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
-		return err
+		os.RemoveAll(dir)
+		return nil, err
 	}
-	defer s.Stop()
-	say("  receiver at %s, NATS at %s", s.HooksURL, s.NATSURL)
+	fmt.Fprintf(sh.out, "  receiver at %s, NATS at %s\n", s.HooksURL, s.NATSURL)
+	sh.s = s
+	return func() { s.Stop(); os.RemoveAll(dir) }, nil
+}
 
-	sh := &shop{w: w, s: s, out: out}
+// demo deploys the shop, pushes, follows the rollout and shows the result.
+func (sh *shop) demo(ctx context.Context) error {
+	say := func(format string, args ...any) { fmt.Fprintf(sh.out, format+"\n", args...) }
+	w := sh.w
 	if err := sh.deploy(ctx); err != nil {
 		return err
 	}

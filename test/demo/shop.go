@@ -12,13 +12,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/test/knative"
 	"github.com/inplace-dev/inplace/test/stack"
 	"github.com/inplace-dev/inplace/test/world"
 )
 
 type shop struct {
 	w   *world.World
-	s   *stack.Stack
+	s   *stack.Stack     // `inplace run`, or
+	kn  *knative.Project // Knative mode
 	out io.Writer
 }
 
@@ -32,6 +34,13 @@ func (sh *shop) deploy(ctx context.Context) error {
 	}
 	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: shopNS}}, metav1.CreateOptions{}); err != nil {
 		return err
+	}
+	if sh.kn != nil {
+		// The ApiServerSource adapter restarts for a new namespace and
+		// reports nothing it missed meanwhile: wait until it watches.
+		if err := sh.kn.WaitWatching(ctx, shopNS, 2*time.Minute); err != nil {
+			return err
+		}
 	}
 	web, cart := int32(webPods), int32(cartPods)
 	tmpl := func(app string, gate bool) corev1.PodTemplateSpec {

@@ -8,6 +8,7 @@ import (
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
 )
 
 // HTTPClient reaches cluster names through the node's proxy, as the
@@ -30,3 +31,6 @@ func (n *Node) Client() (cloudevents.Client, error) {
 func (n *Node) Create(ctx context.Context, objs ...*unstructured.Unstructured) error {
 	return n.apply.create(ctx, objs...)
 }
+
+// Dynamic is the node's dynamic client (admin).
+func (n *Node) Dynamic() dynamic.Interface { return n.apply.dyn }
