@@ -85,7 +85,7 @@ func (r *adapterRunner) sync(ctx context.Context, o any) {
 	if err != nil {
 		return
 	}
-	all := append([]string{"KUBECONFIG=" + kubeconfig, "HTTP_PROXY=" + r.node.proxy.URL(),
+	all := append([]string{"KUBECONFIG=" + kubeconfig, "HTTP_PROXY=" + r.node.proxy.URL(), "NO_PROXY=", "no_proxy=",
 		"PROFILING_PORT=" + strconv.Itoa(ports[0])}, env...)
 	p, err := proc.Start(r.node.dir, "adapter-"+d.Name, filepath.Join(r.node.bin, "apiserver_receive_adapter"), nil, all...)
 	if err != nil {

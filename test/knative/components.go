@@ -83,7 +83,7 @@ func (n *Node) startComponents(ctx context.Context) error {
 func (n *Node) baseEnv(name string, profilingPort int) []string {
 	return []string{
 		"KUBECONFIG=" + n.World.Cluster.Kubeconfig(),
-		"HTTP_PROXY=" + n.proxy.URL(),
+		"HTTP_PROXY=" + n.proxy.URL(), "NO_PROXY=", "no_proxy=",
 		"SYSTEM_NAMESPACE=" + SystemNamespace,
 		"POD_NAME=" + name + "-host",
 		"CONFIG_LOGGING_NAME=config-logging",

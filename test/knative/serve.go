@@ -78,7 +78,7 @@ func (n *Node) serve(ctx context.Context, bin string, svc *servingv1.Service) (*
 	if err != nil {
 		return nil, err
 	}
-	env = append(env, "LISTEN_ADDRESS="+f.Addr, "HTTP_PROXY="+n.proxy.URL())
+	env = append(env, "LISTEN_ADDRESS="+f.Addr, "HTTP_PROXY="+n.proxy.URL(), "NO_PROXY=", "no_proxy=")
 	if sink != "" {
 		env = append(env, "K_SINK="+sink)
 	}
