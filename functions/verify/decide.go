@@ -52,7 +52,15 @@ type limits struct {
 	// success is called (a container that crashes right after it became
 	// ready would otherwise pass).
 	minReady time.Duration
+	// rollbackMin is the least time a rollback is given, whatever verify
+	// is: the kubelet acts on the rollback only once its pod worker is
+	// done with the upgrade's own pull and start, which a short verify
+	// deadline may have cut short.
+	rollbackMin time.Duration
 }
+
+// rollback bounds the rollback from rollbackAt.
+func (l limits) rollback() time.Duration { return max(l.verify, l.rollbackMin) }
 
 // noRollback are failures where there is nothing of ours to roll back.
 var noRollback = map[string]bool{
@@ -108,13 +116,13 @@ func decideRollback(pod *corev1.Pod, st *inplace.State, r inplace.Result, now ti
 			return decision{report, r.Reason, fmt.Sprintf("%s; then, rolling back: %s", cause, r.Message)}
 		case r.Reason == inplace.ReasonChangedByOthers:
 			return decision{fail, r.Reason, fmt.Sprintf("%s; then, rolling back: %s", cause, r.Message)}
-		case transient[r.Reason] && now.Before(st.RollbackAt.Add(min(l.pullErrors, l.verify))):
+		case transient[r.Reason] && now.Before(st.RollbackAt.Add(min(l.pullErrors, l.rollback()))):
 			return decision{act: wait}
 		}
 		return decision{fail, ReasonRollbackFailed, fmt.Sprintf("%s; the rollback failed too: %s", cause, r.Message)}
 	}
-	if !now.Before(st.RollbackAt.Add(l.verify)) {
-		return decision{fail, ReasonRollbackTimeout, fmt.Sprintf("%s; the rollback was not done within %s: %s", cause, l.verify, r.Message)}
+	if !now.Before(st.RollbackAt.Add(l.rollback())) {
+		return decision{fail, ReasonRollbackTimeout, fmt.Sprintf("%s; the rollback was not done within %s: %s", cause, l.rollback(), r.Message)}
 	}
 	return decision{act: wait}
 }

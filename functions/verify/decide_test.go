@@ -68,3 +68,21 @@ func runningSince(at time.Time) *corev1.Pod {
 	return &corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "app",
 		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(at)}}}}}}
 }
+
+// A rollback gets at least rollbackMin, however short verify is: the
+// kubelet acts on it only once it is done with the upgrade's own pull.
+func TestDecideRollbackMin(t *testing.T) {
+	l := limits{verify: time.Second, pullErrors: 10 * time.Second, rollbackMin: 2 * time.Minute}
+	rolling := &inplace.State{UpgradeID: "u", Phase: inplace.PhaseRollingBack, PatchedAt: t0, RollbackAt: t0.Add(time.Second),
+		Reason: ReasonDeadline, Message: "slow", Containers: []inplace.ContainerState{{Name: "app"}}}
+	pulling := inplace.Result{Verdict: inplace.InProgress, Reason: "Restarting", Message: "pulling"}
+	pod := runningSince(t0)
+	if got := decide(pod, rolling, pulling, t0.Add(time.Minute), l); got.act != wait {
+		t.Errorf("a minute into the rollback: %+v, want wait", got)
+	}
+	got := decide(pod, rolling, pulling, t0.Add(2*time.Minute+time.Second), l)
+	want := decision{fail, ReasonRollbackTimeout, "Deadline: slow; the rollback was not done within 2m0s: pulling"}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(decision{})); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

@@ -55,6 +55,9 @@ type Deps struct {
 	// MinReady is how long every container must have been running before
 	// success (or a finished rollback) is called; default 0.
 	MinReady time.Duration
+	// RollbackMin is the least time a rollback is given (the kubelet
+	// acts on it only once the upgrade's pull is done); default 2m.
+	RollbackMin time.Duration
 }
 
 // Function is the verify function.
@@ -76,6 +79,9 @@ func New(d Deps) *Function {
 	}
 	if d.PullErrors <= 0 {
 		d.PullErrors = 30 * time.Second
+	}
+	if d.RollbackMin <= 0 {
+		d.RollbackMin = 2 * time.Minute
 	}
 	return &Function{d: d}
 }
@@ -147,7 +153,7 @@ func (f *Function) limits(plan events.Plan) limits {
 	}
 	// The workload's own minReadySeconds, when longer than the default.
 	minReady := max(f.d.MinReady, time.Duration(plan.MinReadySeconds)*time.Second)
-	return limits{verify: time.Duration(secs) * time.Second, pullErrors: f.d.PullErrors, minReady: minReady}
+	return limits{verify: time.Duration(secs) * time.Second, pullErrors: f.d.PullErrors, minReady: minReady, rollbackMin: f.d.RollbackMin}
 }
 
 // gateToOpen reports whether the pod declares the gate and it is not True.

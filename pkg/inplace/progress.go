@@ -86,7 +86,7 @@ func containerProgress(pod *corev1.Pod, cp events.ContainerPlan, prev *Container
 	if prev != nil {
 		moved = cs.ContainerID != prev.PreviousContainerID || cs.RestartCount > prev.PreviousRestartCount
 		prevDigest = imageref.DigestOf(prev.PreviousImageID)
-		if r, bad := crashLooped(cs, prev.PreviousRestartCount); bad {
+		if r, bad := crashLooped(cs, prev.PreviousRestartCount, 1); bad {
 			return r
 		}
 	}

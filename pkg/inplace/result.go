@@ -97,10 +97,10 @@ func waitingFailure(cs *corev1.ContainerStatus, moved bool) (Result, bool) {
 	return result(Failed, w.Reason, "container %s: %s: %s", cs.Name, w.Reason, w.Message), true
 }
 
-// crashLooped: restarted more than once since base, so the new container
-// already died at least once.
-func crashLooped(cs *corev1.ContainerStatus, base int32) (Result, bool) {
-	if cs.RestartCount <= base+1 {
+// crashLooped: restarted more than allowed times since base (once for the
+// patch), so the new container already died at least once.
+func crashLooped(cs *corev1.ContainerStatus, base, allowed int32) (Result, bool) {
+	if cs.RestartCount <= base+allowed {
 		return Result{}, false
 	}
 	msg := fmt.Sprintf("container %s restarted %d times since the patch", cs.Name, cs.RestartCount-base)

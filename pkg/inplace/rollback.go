@@ -130,9 +130,17 @@ func containerBack(pod *corev1.Pod, c ContainerState) Result {
 	onPrevious := untouched || (prev != "" && imageref.DigestOf(cs.ImageID) == prev) || sameImage(cs.Image, c.PreviousImage)
 	// Restarts count against the previous image only while it runs and is
 	// not healthy: the target may crash again before the kubelet takes the
-	// rollback in, and those restarts are the target's.
+	// rollback in, and those restarts are the target's. When the rollback
+	// was written the status still showed the container from before the
+	// upgrade, the kubelet may have been in the middle of the upgrade (it
+	// writes no status while it kills, pulls and starts): it then restarts
+	// the container once for the upgrade and once more for the rollback.
 	healthy := cs.State.Running != nil && cs.Ready
-	if r, bad := crashLooped(cs, c.RollbackRestartCount); bad && onPrevious && !healthy {
+	allowed := int32(1)
+	if c.RollbackContainerID != "" && c.RollbackContainerID == c.PreviousContainerID {
+		allowed = 2
+	}
+	if r, bad := crashLooped(cs, c.RollbackRestartCount, allowed); bad && onPrevious && !healthy {
 		return r
 	}
 	if r, bad := waitingFailure(cs, moved); bad && (onPrevious || r.Reason != ReasonCrashLoop) {

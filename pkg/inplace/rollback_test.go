@@ -151,6 +151,17 @@ func TestRollbackProgress(t *testing.T) {
 			want: Result{Succeeded, ReasonRolledBack, "every container runs its previous image again and is ready", nil}},
 		{name: "kubelet never acted on the upgrade", untouchd: true, change: func(*corev1.Pod) {},
 			want: Result{Succeeded, ReasonRolledBack, "every container runs its previous image again and is ready", nil}},
+		// The real kubelet writes no status while it pulls: a rollback
+		// written then is acted on after the upgrade's own restart.
+		{name: "kubelet was mid-upgrade: restarted for it, then for the rollback", untouchd: true, change: func(p *corev1.Pod) {
+			setStatus(p, running("proxy", "docker.io/library/nginx:1.24.0", oldID, "containerd://proxy-3", 2))
+			setStatus(p, running("app", "docker.io/library/nginx:1.24.0", oldID, "containerd://app-3", 2))
+		}, want: Result{Succeeded, ReasonRolledBack, "every container runs its previous image again and is ready", nil}},
+		{name: "mid-upgrade, then a crash", untouchd: true, change: func(p *corev1.Pod) {
+			crashed := running("proxy", "docker.io/library/nginx:1.24.0", oldID, "containerd://proxy-4", 3)
+			crashed.Ready = false
+			setStatus(p, crashed)
+		}, want: Result{Failed, ReasonCrashLoop, "container proxy restarted 3 times since the patch", nil}},
 		{name: "not ready", change: func(p *corev1.Pod) { back(p); p.Status.ContainerStatuses[0].Ready = false },
 			want: Result{InProgress, ReasonNotReady, "container app runs nginx:1.24.0 again but is not ready", nil}},
 		{name: "previous image cannot be pulled either", change: func(p *corev1.Pod) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,7 +86,11 @@ func One(t testing.TB, r Result, typ string) cloudevents.Event {
 		t.Fatalf("handler error: %v", r.Err)
 	}
 	if len(r.Outs) != 1 || r.Outs[0].Type() != typ {
-		t.Fatalf("outputs = %v, want one %s", typesOf(r.Outs), typ)
+		var data []string
+		for _, e := range r.Outs {
+			data = append(data, string(e.Data()))
+		}
+		t.Fatalf("outputs = %v, want one %s; data: %s", typesOf(r.Outs), typ, strings.Join(data, "; "))
 	}
 	return r.Outs[0]
 }
