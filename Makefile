@@ -1,11 +1,13 @@
 # inplace: event-driven, in-place upgrades of Kubernetes pods.
 #   make demo   the whole chain on embedded defaults, no cluster needed
-#   make test   every test (builds the control-plane binaries once)
+#   make test   every test (builds the control-plane binaries once); the
+#               end-to-end suite runs twice: on simulated nodes and on
+#               hollow nodes (the real kubelet's code)
 
 GO        ?= go
 TEST_FLAGS ?= -timeout 60m
 
-.PHONY: all build bin bin-knative test test-unit lint fmt demo demo-knative bench render clean FORCE
+.PHONY: all build bin bin-knative test test-hollow test-unit lint fmt demo demo-knative bench render clean FORCE
 
 all: build
 
@@ -30,6 +32,13 @@ bin-knative:
 
 test: bin bin-knative
 	$(GO) test $(TEST_FLAGS) ./...
+	$(MAKE) test-hollow
+
+# The end-to-end suite on hollow nodes: the real kubelet's code and the
+# real kube-scheduler in place of the simulated nodes (INPLACE_NODES=hollow
+# does the same for any test, benchmark or the demo).
+test-hollow: bin
+	INPLACE_NODES=hollow $(GO) test $(TEST_FLAGS) ./test/e2e/
 
 # Tests that need neither the control plane nor long runs.
 test-unit:
