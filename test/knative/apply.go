@@ -73,7 +73,7 @@ func (a *applier) create(ctx context.Context, objs ...*unstructured.Unstructured
 	return nil
 }
 
-// readDir decodes every YAML file matching glob under dir, sorted by name.
+// readFiles decodes every YAML file matching each glob, in order.
 func readFiles(globs ...string) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
 	for _, g := range globs {

@@ -95,15 +95,15 @@ func (n *Node) baseEnv(name string, profilingPort int) []string {
 
 // waitPort waits until the component accepts connections on port.
 func (n *Node) waitPort(ctx context.Context, name string, port int) error {
-	p := n.procs[0]
+	var p *proc.Process
 	for _, q := range n.procs {
 		if q.Name() == name {
 			p = q
 		}
 	}
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
-		if done, err := p.Exited(); done {
-			return false, fmt.Errorf("%s exited: %v", name, err)
+		if err := p.ErrExited(); err != nil {
+			return false, err
 		}
 		c, err := net.DialTimeout("tcp", loopback(port), time.Second)
 		if err != nil {
