@@ -27,7 +27,11 @@ const (
 func run(ctx context.Context, out io.Writer, knativeMode bool) error {
 	say := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
 	say("▶ starting the test world: etcd, kube-apiserver, kube-controller-manager, 3 simulated nodes, an OCI registry")
-	w, err := world.Start(ctx, world.Options{})
+	opts := world.Options{}
+	if knativeMode {
+		opts.Nodes = world.NodesSimulated // see knative.Main
+	}
+	w, err := world.Start(ctx, opts)
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,15 @@ var (
 // Main is for TestMain: it starts one world and one Knative node on it for
 // the whole test binary, runs the tests and stops both. With -short it
 // starts nothing and Shared skips.
+//
+// The world has simulated nodes unless opts says otherwise (INPLACE_NODES
+// is not followed): on hollow nodes the real kubelet probes the pods of
+// the ApiServerSource adapter's Deployment, whose process runs on the host
+// where the probes cannot reach it, so the source never becomes Ready.
 func Main(m *testing.M, opts world.Options) {
+	if opts.Nodes == "" {
+		opts.Nodes = world.NodesSimulated
+	}
 	os.Exit(run(m, opts))
 }
 
