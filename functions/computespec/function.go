@@ -48,8 +48,8 @@ type Deps struct {
 	// Recorder records Warning Events on workloads a push is refused for;
 	// nil records none.
 	Recorder record.EventRecorder
-	Log    *slog.Logger
-	Now    func() time.Time
+	Log      *slog.Logger
+	Now      func() time.Time
 	// Watchdog overrides config-inplace's watchdog settings where non-zero
 	// (see Sweep).
 	Watchdog Watchdog
