@@ -14,6 +14,7 @@ import (
 	"github.com/inplace-dev/inplace/functions/prepull"
 	"github.com/inplace-dev/inplace/functions/verify"
 	"github.com/inplace-dev/inplace/pkg/bus"
+	"github.com/inplace-dev/inplace/pkg/busauth"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/kube"
 	"github.com/inplace-dev/inplace/pkg/receiver"
@@ -34,15 +35,13 @@ type App struct {
 	Background []func(ctx context.Context)
 }
 
-// Build assembles what p asks for on bus b and starts the informers and the
-// configuration watch (they stop with ctx).
-func Build(ctx context.Context, p *config.Process, b *bus.Bus, reg prometheus.Registerer, log *slog.Logger) (*App, error) {
-	if err := b.EnsureConsumers(ctx, Consumers...); err != nil {
-		return nil, err
-	}
+// Build assembles what p asks for on the bus links l (each function on
+// its identity's) and starts the informers and the configuration watch
+// (they stop with ctx).
+func Build(ctx context.Context, p *config.Process, l *links, reg prometheus.Registerer, log *slog.Logger) (*App, error) {
 	a := &App{Defaults: config.NewStore(config.StandardDefaults(), log)}
 	if p.Runs("receiver") {
-		if err := a.buildReceiver(p, b, reg, log); err != nil {
+		if err := a.buildReceiver(p, l.bus(busauth.Receiver), reg, log); err != nil {
 			return nil, err
 		}
 	}
@@ -52,12 +51,12 @@ func Build(ctx context.Context, p *config.Process, b *bus.Bus, reg prometheus.Re
 	if err := a.connectKube(ctx, p, log); err != nil {
 		return nil, err
 	}
-	kv, err := b.KV(ctx)
+	kv, err := l.bus(computespec.Name).KV(ctx)
 	if err != nil {
 		return nil, err
 	}
 	a.KV = kv
-	if err := a.buildFunctions(ctx, p, b, log); err != nil {
+	if err := a.buildFunctions(ctx, p, l, log); err != nil {
 		return nil, err
 	}
 	return a, nil

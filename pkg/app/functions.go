@@ -17,6 +17,7 @@ import (
 	"github.com/inplace-dev/inplace/functions/prepull"
 	"github.com/inplace-dev/inplace/functions/verify"
 	"github.com/inplace-dev/inplace/pkg/bus"
+	"github.com/inplace-dev/inplace/pkg/busauth"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/guard"
 	"github.com/inplace-dev/inplace/pkg/kube"
@@ -33,8 +34,10 @@ type FunctionDeps struct {
 	Kube  kubernetes.Interface
 	Cache computespec.Cache
 	// Store holds the rollout records: compute-spec writes them; patch-pod
-	// and verify check every write against them.
+	// and verify check every write against them, through Records[their
+	// name] when set (their own connection), else through Store.
 	Store    computespec.Store
+	Records  map[string]guard.Records
 	Defaults *config.Store
 	// Events records Kubernetes Events on pods and workloads; off for dry runs.
 	Events bool
@@ -71,30 +74,44 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 		fns = append(fns, f)
 		loops = append(loops, func(ctx context.Context) { every(ctx, sweepEvery, f.Sweep, d.Log) })
 	}
-	g := &guard.Guard{Client: d.Kube, Records: d.Store}
+	records := func(fn string) *guard.Guard {
+		if r := d.Records[fn]; r != nil {
+			return &guard.Guard{Client: d.Kube, Records: r}
+		}
+		return &guard.Guard{Client: d.Kube, Records: d.Store}
+	}
 	if slices.Contains(names, patchpod.Name) {
-		fns = append(fns, patchpod.New(patchpod.Deps{Client: d.Kube, Guard: g, Recorder: recorder(patchpod.Name),
+		fns = append(fns, patchpod.New(patchpod.Deps{Client: d.Kube, Guard: records(patchpod.Name), Recorder: recorder(patchpod.Name),
 			Log: d.Log.With("function", patchpod.Name)}))
 	}
 	if slices.Contains(names, verify.Name) {
-		fns = append(fns, verify.New(verify.Deps{Client: d.Kube, Guard: g, Config: d.Defaults, Recorder: recorder(verify.Name),
+		fns = append(fns, verify.New(verify.Deps{Client: d.Kube, Guard: records(verify.Name), Config: d.Defaults, Recorder: recorder(verify.Name),
 			Log: d.Log.With("function", verify.Name)}))
 	}
 	return fns, loops
 }
 
 // buildFunctions makes the functions p names, and the pod watcher.
-func (a *App) buildFunctions(ctx context.Context, p *config.Process, pub watcher.Publisher, log *slog.Logger) error {
+func (a *App) buildFunctions(ctx context.Context, p *config.Process, l *links, log *slog.Logger) error {
 	d := FunctionDeps{Kube: a.Kube, Cache: a.Cache, Store: a.KV, Defaults: a.Defaults, Events: true, Log: log,
-		WatchdogPeriod: p.WatchdogPeriod}
-	if pub != nil {
-		d.Publish = pub.Publish
+		WatchdogPeriod: p.WatchdogPeriod, Records: map[string]guard.Records{}}
+	if l != nil { // each function reads the rollout records, and publishes, as itself
+		d.Publish = l.bus(computespec.Name).Publish
+		for _, fn := range []string{patchpod.Name, verify.Name} {
+			if p.Runs(fn) {
+				kv, err := l.bus(fn).KV(ctx)
+				if err != nil {
+					return err
+				}
+				d.Records[fn] = kv
+			}
+		}
 	}
 	fns, loops := Functions(ctx, p.Functions, d)
 	a.Functions = append(a.Functions, fns...)
 	a.Background = append(a.Background, loops...)
 	if p.WatchPods {
-		w, err := watcher.New(a.Cache.PodInformer(), a.Kube, pub, watcher.Options{Log: log.With("function", "pod-watcher")})
+		w, err := watcher.New(a.Cache.PodInformer(), a.Kube, l.bus(busauth.PodWatcher), watcher.Options{Log: log.With("function", "pod-watcher")})
 		if err != nil {
 			return err
 		}

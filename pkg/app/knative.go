@@ -15,6 +15,7 @@ import (
 	"github.com/inplace-dev/inplace/functions/prepull"
 	"github.com/inplace-dev/inplace/functions/verify"
 	"github.com/inplace-dev/inplace/pkg/bus"
+	"github.com/inplace-dev/inplace/pkg/busauth"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/kube"
 )
@@ -93,13 +94,17 @@ func openKV(ctx context.Context, p *config.Process) (*bus.KV, func(), error) {
 		return nil, nil, fmt.Errorf("knative: --nats-url (INPLACE_NATS_URL): compute-spec keeps rollout state in NATS KV, " +
 			"and patch-pod and verify check every write against it: they need a NATS server")
 	}
-	nc, err := nats.Connect(p.NATSURL, nats.Name("inplace-"+strings.Join(p.Functions, ",")), nats.MaxReconnects(-1))
+	opts, err := knativeDial(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	nc, err := nats.Connect(p.NATSURL, opts...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("knative: connect to NATS %s: %w", p.NATSURL, err)
 	}
 	open := bus.BindKV
-	if p.Runs(computespec.Name) {
-		open = bus.OpenKV
+	if p.Runs(computespec.Name) && p.NATSCredentials == "" {
+		open = bus.OpenKV // with identities, the operator made the bucket
 	}
 	kv, err := open(ctx, nc, p.Bus)
 	if err != nil {
@@ -107,4 +112,28 @@ func openKV(ctx context.Context, p *config.Process) (*bus.KV, func(), error) {
 		return nil, nil, err
 	}
 	return kv, nc.Close, nil
+}
+
+// knativeDial are the connection options of the service: with
+// --nats-credentials, the identity of its function (compute-spec's when it
+// runs several: it may read what patch-pod and verify read).
+func knativeDial(p *config.Process) ([]nats.Option, error) {
+	clientTLS, _, err := tlsConfigs(&config.Process{NATSURL: p.NATSURL, NATSTLSCA: p.NATSTLSCA,
+		NATSTLSCert: p.NATSTLSCert, NATSTLSKey: p.NATSTLSKey})
+	if err != nil {
+		return nil, err
+	}
+	opts := append([]nats.Option{nats.Name("inplace-" + strings.Join(p.Functions, ",")), nats.MaxReconnects(-1)}, clientTLS...)
+	if p.NATSCredentials == "" {
+		return opts, nil
+	}
+	id := p.Functions[0]
+	if p.Runs(computespec.Name) {
+		id = computespec.Name
+	}
+	own, err := busauth.Dial(p.NATSCredentials, id)
+	if err != nil {
+		return nil, fmt.Errorf("knative: %w", err)
+	}
+	return append(opts, own...), nil
 }

@@ -7,17 +7,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strconv"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/inplace-dev/inplace/pkg/bus"
 	"github.com/inplace-dev/inplace/pkg/config"
-	"github.com/inplace-dev/inplace/pkg/embednats"
 	"github.com/inplace-dev/inplace/pkg/metrics"
 	"github.com/inplace-dev/inplace/pkg/receiver"
 	"github.com/inplace-dev/inplace/pkg/runner"
@@ -25,14 +22,17 @@ import (
 
 // Running is a started `inplace run`.
 type Running struct {
-	App    *App
-	Bus    *bus.Bus
-	Runner *runner.Runner
+	App *App
+	// Bus is the operator's connection (the process's only one when it
+	// runs without identities).
+	Bus *bus.Bus
+	// Runners run the functions, one per identity.
+	Runners Runners
 	// HTTPAddr is where /healthz, /readyz, /metrics and /hooks/ are served.
 	HTTPAddr string
 	// NATSURL is the NATS server the process uses (the embedded one's URL
-	// when it started one).
-	NATSURL string
+	// when it started one); Credentials the directory of its identities.
+	NATSURL, Credentials string
 
 	done chan error
 }
@@ -42,21 +42,18 @@ type Running struct {
 // server. It returns once every function pulls from its consumer; the
 // process stops when ctx ends (see Wait).
 func Start(ctx context.Context, p *config.Process, log *slog.Logger) (*Running, error) {
-	nc, url, closeNATS, err := connectNATS(p, log)
+	l, err := connect(ctx, p, log)
 	if err != nil {
 		return nil, err
 	}
-	rr := &Running{NATSURL: url, done: make(chan error, 1)}
-	fail := func(err error) (*Running, error) { closeNATS(); return nil, err }
-	if rr.Bus, err = bus.Connect(ctx, nc, p.Bus, log); err != nil {
-		return fail(err)
-	}
+	rr := &Running{Bus: l.admin, NATSURL: l.url, Credentials: p.CredentialsDir(), done: make(chan error, 1)}
+	fail := func(err error) (*Running, error) { l.shutdown(); return nil, err }
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	if rr.App, err = Build(ctx, p, rr.Bus, reg, log); err != nil {
+	if rr.App, err = Build(ctx, p, l, reg, log); err != nil {
 		return fail(err)
 	}
-	rr.Runner = runner.New(rr.Bus, runner.Options{Workers: p.Workers, Log: log, Metrics: metrics.New(reg)}, rr.App.Functions...)
+	rr.Runners = runners(l, runner.Options{Workers: p.Workers, Log: log, Metrics: metrics.New(reg)}, rr.App.Functions)
 	ln, err := net.Listen("tcp", p.HTTPAddr)
 	if err != nil {
 		return fail(fmt.Errorf("--http-addr %s: %w", p.HTTPAddr, err))
@@ -64,26 +61,26 @@ func Start(ctx context.Context, p *config.Process, log *slog.Logger) (*Running, 
 	rr.HTTPAddr = ln.Addr().String()
 	// The receiver bounds each body itself (its readTimeout); these are the
 	// backstops for every endpoint.
-	srv := &http.Server{Handler: mux(reg, rr.Runner, rr.App.Receiver), ReadHeaderTimeout: 10 * time.Second,
+	srv := &http.Server{Handler: mux(reg, rr.Runners, rr.App.Receiver), ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: time.Minute, WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	go func() { _ = srv.Serve(ln) }()
 	for _, loop := range rr.App.Background {
 		go loop(ctx)
 	}
 	runErr := make(chan error, 1)
-	go func() { runErr <- rr.Runner.Run(ctx) }()
+	go func() { runErr <- rr.Runners.Run(ctx) }()
 	go func() {
 		err := <-runErr
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
-		closeNATS()
+		l.shutdown()
 		rr.done <- err
 	}()
-	if err := waitReady(ctx, rr.Runner, runErr); err != nil {
+	if err := waitReady(ctx, rr.Runners, runErr); err != nil {
 		return nil, err
 	}
-	log.Info("inplace running", "functions", p.Functions, "http", rr.HTTPAddr, "nats", url, "stream", p.Bus.Stream)
+	log.Info("inplace running", "functions", p.Functions, "http", rr.HTTPAddr, "nats", l.url, "stream", p.Bus.Stream)
 	return rr, nil
 }
 
@@ -91,7 +88,7 @@ func Start(ctx context.Context, p *config.Process, log *slog.Logger) (*Running, 
 // returns the runner's error.
 func (rr *Running) Wait() error { return <-rr.done }
 
-func waitReady(ctx context.Context, r *runner.Runner, runErr chan error) error {
+func waitReady(ctx context.Context, r readiness, runErr chan error) error {
 	for !r.Ready() {
 		select {
 		case err := <-runErr:
@@ -108,37 +105,7 @@ func waitReady(ctx context.Context, r *runner.Runner, runErr chan error) error {
 	return nil
 }
 
-// connectNATS dials p.NATSURL, or starts the embedded server.
-func connectNATS(p *config.Process, log *slog.Logger) (*nats.Conn, string, func(), error) {
-	if p.NATSURL != "" {
-		nc, err := nats.Connect(p.NATSURL, nats.Name("inplace"), nats.MaxReconnects(-1))
-		if err != nil {
-			return nil, "", nil, fmt.Errorf("connect to NATS %s: %w", p.NATSURL, err)
-		}
-		return nc, p.NATSURL, nc.Close, nil
-	}
-	host, ps, err := net.SplitHostPort(p.NATSListen)
-	if err != nil {
-		return nil, "", nil, fmt.Errorf("--nats-listen %q: %w", p.NATSListen, err)
-	}
-	port, err := strconv.Atoi(ps)
-	if err != nil {
-		return nil, "", nil, fmt.Errorf("--nats-listen %q: port: %w", p.NATSListen, err)
-	}
-	srv, err := embednats.Start(embednats.Options{DataDir: p.NATSDataDir, Host: host, Port: port})
-	if err != nil {
-		return nil, "", nil, err
-	}
-	log.Info("embedded NATS started", "url", srv.URL(), "data", p.NATSDataDir)
-	nc, err := srv.Connect("inplace")
-	if err != nil {
-		srv.Shutdown()
-		return nil, "", nil, err
-	}
-	return nc, srv.URL(), func() { nc.Close(); srv.Shutdown() }, nil
-}
-
-func mux(reg *prometheus.Registry, r *runner.Runner, hooks http.Handler) *http.ServeMux {
+func mux(reg *prometheus.Registry, r readiness, hooks http.Handler) *http.ServeMux {
 	m := http.NewServeMux()
 	if hooks != nil {
 		m.Handle(receiver.PathPrefix, hooks)

@@ -23,8 +23,16 @@ type Failures struct {
 	kv jetstream.KeyValue
 }
 
-// Failures opens (creating or updating) the failure-count bucket.
+// Failures opens (creating or updating) the failure-count bucket; an
+// attached bus finds it.
 func (b *Bus) Failures(ctx context.Context) (*Failures, error) {
+	if b.attached {
+		kv, err := b.js.KeyValue(ctx, b.cfg.FailuresBucket())
+		if err != nil {
+			return nil, fmt.Errorf("bus: KV %s (the operator sets it up): %w", b.cfg.FailuresBucket(), err)
+		}
+		return &Failures{kv: kv}, nil
+	}
 	storage := jetstream.FileStorage
 	if b.cfg.MemoryStorage {
 		storage = jetstream.MemoryStorage

@@ -17,8 +17,14 @@ type KV struct {
 	bind *binder
 }
 
-// KV opens (creating or updating) the rollout bucket.
-func (b *Bus) KV(ctx context.Context) (*KV, error) { return openKV(ctx, b.js, b.cfg) }
+// KV opens (creating or updating) the rollout bucket; an attached bus binds
+// to it.
+func (b *Bus) KV(ctx context.Context) (*KV, error) {
+	if b.attached {
+		return &KV{bind: &binder{js: b.js, bucket: b.cfg.KVBucket}}, nil
+	}
+	return openKV(ctx, b.js, b.cfg)
+}
 
 // OpenKV opens (creating or updating) the rollout bucket on nc without
 // setting up the stream: for a process that keeps rollout state but

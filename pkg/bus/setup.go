@@ -16,6 +16,9 @@ type Bus struct {
 	js  jetstream.JetStream
 	cfg Config
 	log *slog.Logger
+	// attached: an identity that may not set up the stream, consumers and
+	// buckets (Attach); it only finds them.
+	attached bool
 }
 
 // ConsumerSpec names a function and the event types it takes.
@@ -35,6 +38,20 @@ func Connect(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (
 		return nil, err
 	}
 	return b, nil
+}
+
+// Attach returns the bus on nc for an identity that may not set anything
+// up (a function's own, see busauth): the stream must exist, and
+// EnsureConsumers, KV and Failures only find what the operator made.
+func Attach(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Bus, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("bus: jetstream: %w", err)
+	}
+	if _, err := js.Stream(ctx, cfg.Stream); err != nil {
+		return nil, fmt.Errorf("bus: stream %s (the operator sets it up): %w", cfg.Stream, err)
+	}
+	return &Bus{nc: nc, js: js, cfg: cfg, log: log, attached: true}, nil
 }
 
 // Config returns the bus configuration.
@@ -94,9 +111,16 @@ func (b *Bus) ConsumerConfig(spec ConsumerSpec) jetstream.ConsumerConfig {
 	}
 }
 
-// EnsureConsumers creates or updates the durable consumer of each function.
+// EnsureConsumers creates or updates the durable consumer of each function
+// (an attached bus checks that each exists).
 func (b *Bus) EnsureConsumers(ctx context.Context, specs ...ConsumerSpec) error {
 	for _, spec := range specs {
+		if b.attached {
+			if _, err := b.Consumer(ctx, spec.Name); err != nil {
+				return err
+			}
+			continue
+		}
 		if _, err := b.js.CreateOrUpdateConsumer(ctx, b.cfg.Stream, b.ConsumerConfig(spec)); err != nil {
 			return fmt.Errorf("bus: set up consumer %s: %w", spec.Name, err)
 		}

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -22,6 +23,16 @@ type Process struct {
 	NATSListen string
 	// NATSDataDir is the embedded server's JetStream store.
 	NATSDataDir string
+	// NATSCredentials is a directory of identities, one per function
+	// (<identity>.nk nkey seed or <identity>.creds JWT credentials, see
+	// busauth); each function connects as its own. The embedded server
+	// makes them (default <NATSDataDir>/credentials) and takes no other
+	// client. Empty with NATSURL: one unauthenticated connection.
+	NATSCredentials string
+	// NATSTLSCA, NATSTLSCert and NATSTLSKey secure the connections: the CA
+	// that signed the server's certificate, and a client certificate. The
+	// embedded server serves TLS with NATSTLSCert/NATSTLSKey when set.
+	NATSTLSCA, NATSTLSCert, NATSTLSKey string
 	// Kubeconfig is a kubeconfig path; empty means in-cluster.
 	Kubeconfig string
 	// HTTPAddr serves /healthz, /readyz, /metrics and the webhook receiver.
@@ -97,6 +108,11 @@ func BindFlags(fs *pflag.FlagSet, p *Process) error {
 	str(&p.NATSURL, "nats-url", "", "NATS server or cluster URL; empty starts an embedded server")
 	str(&p.NATSListen, "nats-listen", "127.0.0.1:4222", "host:port of the embedded NATS server")
 	str(&p.NATSDataDir, "nats-data-dir", ".inplace/nats", "JetStream store of the embedded NATS server")
+	str(&p.NATSCredentials, "nats-credentials", "", "directory of NATS identities, <identity>.nk or .creds, one per function "+
+		"(embedded server: made in <nats-data-dir>/credentials)")
+	str(&p.NATSTLSCA, "nats-tls-ca", "", "CA certificate of the NATS server (TLS)")
+	str(&p.NATSTLSCert, "nats-tls-cert", "", "TLS client certificate; the embedded server's certificate when it runs one")
+	str(&p.NATSTLSKey, "nats-tls-key", "", "key of --nats-tls-cert")
 	str(&p.Kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig path; empty means in-cluster")
 	str(&p.HTTPAddr, "http-addr", "127.0.0.1:8080", "address for /healthz, /readyz, /metrics and /hooks/")
 	str(&p.Namespace, "namespace", "inplace-system", "namespace of the config-inplace ConfigMap")
@@ -147,7 +163,19 @@ func (p *Process) Validate() error {
 	if p.NATSURL == "" && p.NATSDataDir == "" {
 		return fmt.Errorf("--nats-data-dir: required for the embedded NATS server")
 	}
+	if (p.NATSTLSCert == "") != (p.NATSTLSKey == "") {
+		return fmt.Errorf("--nats-tls-cert and --nats-tls-key: give both or neither")
+	}
 	return nil
+}
+
+// CredentialsDir is where the process's NATS identities are: the
+// configured directory, or the embedded server's own.
+func (p *Process) CredentialsDir() string {
+	if p.NATSCredentials == "" && p.NATSURL == "" {
+		return filepath.Join(p.NATSDataDir, "credentials")
+	}
+	return p.NATSCredentials
 }
 
 // Runs reports whether the process runs the named function.

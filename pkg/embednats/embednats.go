@@ -1,9 +1,12 @@
 // Package embednats runs nats-server with JetStream inside the process, so
 // `inplace run` works with nothing else installed. It listens on loopback
 // only unless told otherwise; production points --nats-url at a cluster.
+// With Users set, every client must authenticate with one of their nkeys
+// and may do only what its permissions allow.
 package embednats
 
 import (
+	"crypto/tls"
 	"fmt"
 	"time"
 
@@ -21,6 +24,19 @@ type Options struct {
 	Port int
 	// Name of the server, shown in monitoring.
 	Name string
+	// Users, when set, are the only clients the server takes.
+	Users []User
+	// TLS, when set, makes the server take TLS connections only.
+	TLS *tls.Config
+}
+
+// User is a client identity: an nkey and the subjects it may use.
+type User struct {
+	// Nkey is the public user key ("U…").
+	Nkey string
+	// Publish and Subscribe are the subjects allowed; everything else is
+	// denied.
+	Publish, Subscribe []string
 }
 
 // Server is a running embedded nats-server.
@@ -42,7 +58,7 @@ func Start(opts Options) (*Server, error) {
 	if opts.Name == "" {
 		opts.Name = "inplace-embedded"
 	}
-	ns, err := server.NewServer(&server.Options{
+	so := &server.Options{
 		ServerName: opts.Name,
 		Host:       opts.Host,
 		Port:       opts.Port,
@@ -50,7 +66,12 @@ func Start(opts Options) (*Server, error) {
 		StoreDir:   opts.DataDir,
 		NoSigs:     true,
 		NoLog:      true,
-	})
+		Nkeys:      nkeyUsers(opts.Users),
+	}
+	if opts.TLS != nil {
+		so.TLS, so.TLSConfig, so.TLSTimeout = true, opts.TLS, 2
+	}
+	ns, err := server.NewServer(so)
 	if err != nil {
 		return nil, fmt.Errorf("embedded nats: %w", err)
 	}
@@ -62,14 +83,30 @@ func Start(opts Options) (*Server, error) {
 	return &Server{ns: ns}, nil
 }
 
+func nkeyUsers(users []User) []*server.NkeyUser {
+	if len(users) == 0 {
+		return nil // no users: every client is taken
+	}
+	out := make([]*server.NkeyUser, 0, len(users))
+	for _, u := range users {
+		out = append(out, &server.NkeyUser{Nkey: u.Nkey, Permissions: &server.Permissions{
+			Publish:   &server.SubjectPermission{Allow: u.Publish},
+			Subscribe: &server.SubjectPermission{Allow: u.Subscribe},
+		}})
+	}
+	return out
+}
+
 // URL is the client URL of the server.
 func (s *Server) URL() string { return s.ns.ClientURL() }
 
-// Connect opens a client connection to the server.
-func (s *Server) Connect(name string) (*nats.Conn, error) {
-	nc, err := nats.Connect(s.URL(), nats.Name(name), nats.MaxReconnects(-1))
+// Connect opens a client connection to the server with opts (an identity's
+// credentials, when the server has Users).
+func (s *Server) Connect(name string, opts ...nats.Option) (*nats.Conn, error) {
+	opts = append([]nats.Option{nats.Name(name), nats.MaxReconnects(-1)}, opts...)
+	nc, err := nats.Connect(s.URL(), opts...)
 	if err != nil {
-		return nil, fmt.Errorf("embedded nats: connect: %w", err)
+		return nil, fmt.Errorf("embedded nats: connect as %s: %w", name, err)
 	}
 	return nc, nil
 }

@@ -52,7 +52,7 @@ func (sh *shop) replay(ctx context.Context, done []events.RolloutData) error {
 	if sh.kn != nil {
 		return sh.statusKnative(ctx)
 	}
-	conn := []string{"--kubeconfig", sh.w.Cluster.Kubeconfig(), "--nats-url", sh.s.NATSURL}
+	conn := []string{"--kubeconfig", sh.w.Cluster.Kubeconfig(), "--nats-url", sh.s.NATSURL, "--nats-credentials", sh.s.Credentials}
 	for _, d := range done {
 		fmt.Fprintf(sh.out, "\n$ inplace replay --upgrade %s --dry-run\n", d.UpgradeID)
 		out, err := runCLI(ctx, append([]string{"replay", "--upgrade", d.UpgradeID, "--dry-run"}, conn...)...)
@@ -66,7 +66,7 @@ func (sh *shop) replay(ctx context.Context, done []events.RolloutData) error {
 		}
 	}
 	fmt.Fprintf(sh.out, "\n$ inplace status --all\n")
-	out, err := runCLI(ctx, "status", "--all", "--nats-url", sh.s.NATSURL)
+	out, err := runCLI(ctx, "status", "--all", "--nats-url", sh.s.NATSURL, "--nats-credentials", sh.s.Credentials)
 	fmt.Fprint(sh.out, out)
 	return err
 }

@@ -28,7 +28,7 @@ func (e *env) inplace(args ...string) (string, error) {
 }
 
 func (e *env) conn() []string {
-	return []string{"--kubeconfig", e.w.Cluster.Kubeconfig(), "--nats-url", e.s.NATSURL}
+	return []string{"--kubeconfig", e.w.Cluster.Kubeconfig(), "--nats-url", e.s.NATSURL, "--nats-credentials", e.s.Credentials}
 }
 
 // `inplace upgrade` goes through the same chain and follows it to the end.

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	brokerconfig "knative.dev/eventing/pkg/reconciler/broker"
 
+	"github.com/inplace-dev/inplace/pkg/busauth"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/receiver"
 )
@@ -37,11 +38,21 @@ func configMap(t *testing.T, overlay, prefix string) *corev1.ConfigMap {
 // as a server of the StatefulSet would read it.
 func TestNATSConfig(t *testing.T) {
 	cm := configMap(t, "nats", "nats-config-")
-	path := filepath.Join(t.TempDir(), "nats.conf")
-	if err := os.WriteFile(path, []byte(cm.Data["nats.conf"]), 0o644); err != nil {
-		t.Fatal(err)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "nats.conf")
+	for _, f := range []string{"nats.conf", "inplace-account.conf"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(cm.Data[f]), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	t.Setenv("SERVER_NAME", "nats-1")
+	keys, err := busauth.Ensure(t.TempDir()) // the Secret nats-inplace-identities
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, key := range keys {
+		t.Setenv(busauth.KeyVar(name), key)
+	}
 	o, err := server.ProcessConfigFile(path)
 	if err != nil {
 		t.Fatalf("nats-server rejects nats.conf: %v", err)
@@ -51,8 +62,10 @@ func TestNATSConfig(t *testing.T) {
 		routes = append(routes, u.Host)
 	}
 	got := map[string]any{"server": o.ServerName, "jetstream": o.JetStream, "store": o.StoreDir,
-		"cluster": o.Cluster.Name, "routes": routes, "port": o.Port, "monitor": o.HTTPPort}
+		"cluster": o.Cluster.Name, "routes": routes, "port": o.Port, "monitor": o.HTTPPort,
+		"identities": len(o.Nkeys), "anonymous": o.NoAuthUser}
 	want := map[string]any{"server": "nats-1", "jetstream": true, "store": "/data", "cluster": "inplace",
+		"identities": len(busauth.Roles()), "anonymous": "knative",
 		"routes": []string{
 			"nats-0.nats-headless.inplace-system.svc.cluster.local:6222",
 			"nats-1.nats-headless.inplace-system.svc.cluster.local:6222",

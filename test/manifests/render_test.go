@@ -43,7 +43,7 @@ func TestEveryKustomizationRenders(t *testing.T) {
 // TestOverlayContents pins what each overlay installs, by kind.
 func TestOverlayContents(t *testing.T) {
 	want := map[string]map[string]int{
-		"plain": {"Namespace": 1, "ConfigMap": 3, "ServiceAccount": 5, "Deployment": 5, "Service": 1,
+		"plain": {"Namespace": 1, "ConfigMap": 3, "ServiceAccount": 5, "Deployment": 5, "Service": 1, "Job": 1,
 			"ClusterRole": 5, "ClusterRoleBinding": 5, "Role": 2, "RoleBinding": 4},
 		"knative": {"Namespace": 1, "ConfigMap": 4, "ServiceAccount": 6, "ClusterRole": 6, "ClusterRoleBinding": 5,
 			"Role": 2, "RoleBinding": 4, "Broker": 1, "Trigger": 4, "ApiServerSource": 1, "SinkBinding": 1, "Service": 5},

@@ -18,7 +18,9 @@ import (
 	"github.com/inplace-dev/inplace/functions/verify/fntest"
 	"github.com/inplace-dev/inplace/pkg/app"
 	"github.com/inplace-dev/inplace/pkg/bus/bustest"
+	"github.com/inplace-dev/inplace/pkg/busauth"
 	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/embednats"
 	"github.com/inplace-dev/inplace/pkg/inplace"
 	"github.com/inplace-dev/inplace/pkg/kube"
 	"github.com/inplace-dev/inplace/pkg/runner"
@@ -34,7 +36,7 @@ type chain struct {
 
 // buildChain builds each function as its Knative Service would: only its
 // own name in --functions, its own identity, config-inplace in ns.
-func buildChain(t *testing.T, ids map[string]identity, ns, natsURL string) *chain {
+func buildChain(t *testing.T, ids map[string]identity, ns string, nats securedNATS) *chain {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	c := &chain{fns: map[string]runner.Function{}}
@@ -43,7 +45,8 @@ func buildChain(t *testing.T, ids map[string]identity, ns, natsURL string) *chai
 		if err := config.BindFlags(pflag.NewFlagSet(name, pflag.ContinueOnError), &p); err != nil {
 			t.Fatal(err)
 		}
-		p.Kubeconfig, p.Namespace, p.Functions, p.NATSURL = ids[name].kubeconfig, ns, []string{name}, natsURL
+		p.Kubeconfig, p.Namespace, p.Functions, p.NATSURL = ids[name].kubeconfig, ns, []string{name}, nats.url
+		p.NATSCredentials = nats.credentials // each function connects to NATS as itself too
 		p.Bus, p.WatchPods = bustest.Config(), false
 		ctx, cancel := context.WithCancel(context.Background())
 		a, closeApp, err := app.BuildKnative(ctx, &p, log.With("identity", name))
@@ -121,7 +124,7 @@ func TestRolloutUnderConfigRBAC(t *testing.T) {
 	deployGated(t, w, appNS, "web", old.Ref, 2)
 	before := podsOf(t, w, appNS, "web")
 
-	c := buildChain(t, ids, ns, bustest.Server(t).URL())
+	c := buildChain(t, ids, ns, secured(t))
 	waitCached(t, c.cache, appNS, "web", 2)
 	next := fntest.Push(t, w, appNS+"/shop", "1.1.0")
 	push := events.ImagePushedData{Registry: w.Registry.Host(), Repository: appNS + "/shop", Tag: "1.1.0",
@@ -258,4 +261,28 @@ func waitCached(t *testing.T, c *kube.Cache, ns, name string, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// securedNATS is a NATS server taking only inplace's identities, the bus
+// set up by the operator (inplace nats setup).
+type securedNATS struct{ url, credentials string }
+
+func secured(t *testing.T) securedNATS {
+	t.Helper()
+	dir := t.TempDir()
+	keys, err := busauth.Ensure(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := bustest.Config()
+	srv, err := embednats.Start(embednats.Options{DataDir: t.TempDir(), Port: -1, Users: busauth.EmbeddedUsers(cfg, keys)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	p := config.Process{NATSURL: srv.URL(), NATSCredentials: dir, Bus: cfg}
+	if err := app.Setup(t.Context(), &p, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	return securedNATS{url: srv.URL(), credentials: dir}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/inplace-dev/inplace/pkg/bus"
+	"github.com/inplace-dev/inplace/pkg/busauth"
 	"github.com/inplace-dev/inplace/pkg/history"
 )
 
@@ -34,10 +35,16 @@ func toolCommands() []*cobra.Command {
 // defaultToolsURL is where the embedded server of `inplace run` listens.
 const defaultToolsURL = "nats://127.0.0.1:4222"
 
+// defaultToolsCredentials is where `inplace run` keeps the identities of
+// its embedded server (--nats-data-dir/credentials).
+const defaultToolsCredentials = ".inplace/nats/credentials"
+
 // natsFlags are the connection flags every tool shares.
 type natsFlags struct {
-	url    string
-	stream string
+	url         string
+	stream      string
+	credentials string
+	tlsCA       string
 }
 
 // bind registers --nats-url and --stream.
@@ -57,6 +64,13 @@ func (f *natsFlags) bindURL(fs *pflag.FlagSet) {
 		url = defaultToolsURL
 	}
 	fs.StringVar(&f.url, "nats-url", url, "NATS server holding the stream (env INPLACE_NATS_URL)")
+	creds := os.Getenv("INPLACE_NATS_CREDENTIALS")
+	if _, err := os.Stat(defaultToolsCredentials); creds == "" && err == nil {
+		creds = defaultToolsCredentials
+	}
+	fs.StringVar(&f.credentials, "nats-credentials", creds,
+		"directory of NATS identities; the tools connect as its operator (operator.nk or operator.creds) (env INPLACE_NATS_CREDENTIALS)")
+	fs.StringVar(&f.tlsCA, "nats-tls-ca", os.Getenv("INPLACE_NATS_TLS_CA"), "CA certificate of the NATS server (env INPLACE_NATS_TLS_CA)")
 }
 
 // toolConn is a tool's connection to NATS.
@@ -66,7 +80,18 @@ type toolConn struct {
 }
 
 func (f *natsFlags) connect() (*toolConn, error) {
-	nc, err := nats.Connect(f.url, nats.Name("inplace-tools"), nats.Timeout(5*time.Second))
+	opts := []nats.Option{nats.Name("inplace-tools"), nats.Timeout(5 * time.Second)}
+	if f.credentials != "" {
+		own, err := busauth.Dial(f.credentials, busauth.Operator)
+		if err != nil {
+			return nil, fmt.Errorf("--nats-credentials: %w", err)
+		}
+		opts = append(opts, own...)
+	}
+	if f.tlsCA != "" {
+		opts = append(opts, nats.RootCAs(f.tlsCA))
+	}
+	nc, err := nats.Connect(f.url, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to NATS %s: %w", f.url, err)
 	}

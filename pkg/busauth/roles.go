@@ -1,0 +1,72 @@
+package busauth
+
+import "github.com/inplace-dev/inplace/events"
+
+// Identity names.
+const (
+	ComputeSpec = "compute-spec"
+	PrePull     = "pre-pull"
+	PatchPod    = "patch-pod"
+	Verify      = "verify"
+	Receiver    = "receiver"
+	PodWatcher  = "pod-watcher"
+	// Operator sets up the stream, consumers and buckets, and is what the
+	// command line tools (tail, trace, replay, upgrade) connect as.
+	Operator = "operator"
+)
+
+// Access to the rollout records.
+type Access int
+
+// Access levels.
+const (
+	None Access = iota
+	Read
+	Write
+)
+
+// Role is what one identity may do.
+type Role struct {
+	Name string
+	// Consumer: it pulls from the durable consumer of its own name, acks
+	// its messages, dead-letters them and counts their failures.
+	Consumer bool
+	// Publishes are the event types it may publish.
+	Publishes []string
+	// Rollouts is its access to the rollout records.
+	Rollouts Access
+	// All: everything (the operator).
+	All bool
+}
+
+// Roles are the identities of the chain and what each may do.
+func Roles() []Role {
+	return []Role{
+		{Name: ComputeSpec, Consumer: true, Rollouts: Write, Publishes: []string{
+			events.UpgradePlanned, events.RolloutCompleted, events.RolloutHalted,
+			events.PodPatched, // the watchdog's reminder to verify
+			events.CDServiceUpgraded, events.CDServiceRolledBack}},
+		{Name: PrePull, Consumer: true, Publishes: []string{events.ImagePrepulled, events.UpgradeFailed}},
+		{Name: PatchPod, Consumer: true, Rollouts: Read, Publishes: []string{
+			events.PodPatched, events.UpgradeFailed, events.UpgradeSucceeded}},
+		{Name: Verify, Consumer: true, Rollouts: Read, Publishes: []string{
+			events.UpgradeSucceeded, events.UpgradeFailed, events.UpgradeRolledBack}},
+		{Name: Receiver, Publishes: []string{events.ImagePushed}},
+		{Name: PodWatcher, Publishes: []string{events.PodUpdated, events.ContainerRestarted}},
+		{Name: Operator, All: true},
+	}
+}
+
+// RoleOf returns the role of an identity.
+func RoleOf(name string) (Role, bool) {
+	for _, r := range Roles() {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return Role{}, false
+}
+
+// InboxPrefix is the identity's inbox prefix: replies and pull deliveries
+// come there, and only there may it subscribe.
+func InboxPrefix(name string) string { return "_INBOX_" + name }
