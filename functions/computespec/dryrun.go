@@ -11,16 +11,16 @@ import (
 
 // WorkloadPlan is what a push would do to one workload.
 type WorkloadPlan struct {
-	Workload events.ObjectRef
+	Workload events.ObjectRef `json:"workload"`
 	// Skip says why nothing would happen to the workload.
-	Skip string
+	Skip string `json:"skip,omitempty"`
 	// Budget is its max-unavailable, resolved.
-	Budget int
+	Budget int `json:"budget,omitempty"`
 	// Waves lists the pods of each wave, in order, as far as they can be
 	// foreseen (every pod Ready, each wave done before the next).
-	Waves [][]*rollout.Pod
+	Waves [][]*rollout.Pod `json:"waves,omitempty"`
 	// Current are pods that need nothing, with the reason.
-	Current []*rollout.Pod
+	Current []*rollout.Pod `json:"current,omitempty"`
 }
 
 // DryRun answers "what would this push do" with the same discovery, policy

@@ -115,7 +115,12 @@ func BindFlags(fs *pflag.FlagSet, p *Process) error {
 	str(&p.NATSTLSKey, "nats-tls-key", "", "key of --nats-tls-cert")
 	str(&p.Kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig path; empty means in-cluster")
 	str(&p.HTTPAddr, "http-addr", "127.0.0.1:8080", "address for /healthz, /readyz, /metrics and /hooks/")
-	str(&p.Namespace, "namespace", "inplace-system", "namespace of the config-inplace ConfigMap")
+	// --namespace (INPLACE_NAMESPACE) is the name this flag had; kept hidden
+	// so manifests and scripts that set it go on working. In the operator's
+	// commands -n/--namespace is the workloads' namespace, as in kubectl.
+	str(&p.Namespace, "namespace", "inplace-system", "same as --config-namespace")
+	_ = fs.MarkHidden("namespace")
+	str(&p.Namespace, "config-namespace", p.Namespace, "namespace of inplace itself: the config-inplace ConfigMap")
 	str(&p.HooksConfig, "hooks-config", "", "webhook routes file (formats, auth, limits)")
 	str(&p.LogLevel, "log-level", "info", "debug, info, warn or error")
 	boolean(&p.WatchPods, "watch-pods", true, "run the pod watcher that feeds verify")

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
 
 	"github.com/inplace-dev/inplace/pkg/history"
 )
@@ -30,7 +31,8 @@ subject, what it says (outcome events start with succeeded, failed or
 rolledback and the reason), and its upgrade id. It follows new events until
 interrupted; --since or --all start earlier. -o json prints each event as
 one CloudEvent in JSON (structured mode) per line, with the extensions
-inplaceseq and inplacestored saying where it sits in the stream.
+inplaceseq and inplacestored saying where it sits in the stream; -o yaml
+prints the same as one YAML document each.
 
 --dlq adds the dead letters (events a function gave up on), with the
 function and the reason.`,
@@ -45,7 +47,8 @@ function and the reason.`,
 	cmd.Flags().StringVar(&o.since, "since", "", "start with events stored since then: a duration back (10m) or an RFC 3339 time")
 	cmd.Flags().BoolVar(&o.all, "all", false, "start with the first event the stream holds")
 	cmd.Flags().BoolVar(&o.dlq, "dlq", false, "show dead letters too")
-	checkOutput := outputFlag(cmd.Flags(), &o.output, "text", "json")
+	checkOutput := outputFlag(cmd.Flags(), &o.output, "table", "json", "yaml")
+	completeOutput(cmd, "table", "json", "yaml")
 	cmd.MarkFlagsMutuallyExclusive("since", "all")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := checkOutput(); err != nil {
@@ -77,15 +80,23 @@ func runTail(cmd *cobra.Command, o *tailOptions) error {
 	return s.Read(cmd.Context(), q, printRecord(cmd.OutOrStdout(), o.output))
 }
 
-// printRecord writes each record as a line of text or of JSON.
+// printRecord writes each record as a line of text, a line of JSON, or a
+// YAML document (each starting with ---, as kubectl get -w -o yaml).
 func printRecord(w io.Writer, output string) func(history.Record) error {
 	return func(r history.Record) error {
-		if output == "json" {
+		if output != "table" {
 			if r.Err != nil {
 				return nil // not a CloudEvent: nothing to print as one
 			}
 			b, err := history.MarshalLine(r)
 			if err != nil {
+				return err
+			}
+			if output == "yaml" {
+				if b, err = yaml.JSONToYAML(b); err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(w, "---\n%s", b)
 				return err
 			}
 			_, err = fmt.Fprintf(w, "%s\n", b)

@@ -162,7 +162,7 @@ func TestTailRejectsBadFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"--type", "upgrade.plannd"}, `unknown event type "upgrade.plannd"`},
-		{[]string{"-o", "yaml"}, `--output "yaml"`},
+		{[]string{"-o", "xml"}, `--output "xml"`},
 		{[]string{"--since", "yesterday"}, "--since"},
 		{[]string{"--since", "1h", "--all"}, "none of the others can be"},
 	}

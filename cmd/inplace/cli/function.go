@@ -18,7 +18,12 @@ patch-pod or verify (only those named by INPLACE_FUNCTIONS, so one image
 serves four Knative Services). A permanent error answers 422, a retryable
 one 503 (with Retry-After for "not yet"); a handler's first output is the
 reply, the others go to K_SINK. With INPLACE_FUNCTIONS=receiver it serves the
-webhook receiver, publishing to K_SINK. Settings come from INPLACE_* variables.`,
+webhook receiver, publishing to K_SINK. Settings come from INPLACE_* variables
+(the same as the flags of 'inplace run': INPLACE_NATS_URL, INPLACE_KUBECONFIG
+or in-cluster, ...).
+
+It listens on LISTEN_ADDRESS, by default [::]:8080 (every interface, port
+8080: what Knative Serving expects); PORT=N is taken as :N, as func-go does.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return function.Serve(cmd.Context()) },
 	}

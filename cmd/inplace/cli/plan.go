@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -17,39 +16,63 @@ import (
 )
 
 func newPlanCmd() *cobra.Command {
-	var kubeconfig, namespace, output string
+	var k kubeFlags
+	var output string
 	cmd := &cobra.Command{
 		Use:   "plan --image REPO:TAG[@DIGEST]",
 		Short: "Show what a push would upgrade, in what waves, and why other workloads are skipped",
 		Long: `plan runs compute-spec's own discovery, policy and wave logic on the cluster as
 it is now, for an image that was (or might be) pushed, and writes nothing.
-Without @DIGEST the push is taken as its tag alone.`,
+Without @DIGEST the push is taken as its tag alone.
+
+A push concerns every namespace, so plan shows them all unless -n names one.`,
+		Example: `  inplace plan --image registry.example/shop/web:1.5.0
+  inplace plan --image registry.example/shop/web:1.5.0 -n shop -o yaml`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			image, _ := cmd.Flags().GetString("image")
-			push, err := pushOf(image)
-			if err != nil {
-				return err
-			}
-			plans, err := dryRun(cmd, kubeconfig, namespace, push)
-			if err != nil {
-				return err
-			}
-			if output == "json" {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(plans)
-			}
-			printPlans(cmd.OutOrStdout(), push, plans)
-			return nil
-		},
+	}
+	checkOutput := outputFlag(cmd.Flags(), &output, "table", "json", "yaml")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := checkOutput(); err != nil {
+			return err
+		}
+		image, _ := cmd.Flags().GetString("image")
+		push, err := pushOf(image)
+		if err != nil {
+			return err
+		}
+		plans, err := dryRun(cmd, k, push)
+		if err != nil {
+			return err
+		}
+		plans = inNamespace(plans, k.namespace)
+		if plans == nil {
+			plans = []computespec.WorkloadPlan{}
+		}
+		if ok, err := writeStructured(cmd.OutOrStdout(), output, plans); ok {
+			return err
+		}
+		printPlans(cmd.OutOrStdout(), push, plans)
+		return nil
 	}
 	cmd.Flags().String("image", "", "the pushed image, REPO:TAG or REPO:TAG@sha256:…")
 	_ = cmd.MarkFlagRequired("image")
-	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig (default $KUBECONFIG, ~/.kube/config)")
-	cmd.Flags().StringVar(&namespace, "namespace", "inplace-system", "namespace of the config-inplace ConfigMap")
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
+	k.bind(cmd.Flags(), "only the workloads of this namespace (default: every namespace)")
+	completeOutput(cmd, "table", "json", "yaml")
 	return cmd
+}
+
+// inNamespace keeps the plans of workloads in ns (all when ns is empty).
+func inNamespace(plans []computespec.WorkloadPlan, ns string) []computespec.WorkloadPlan {
+	if ns == "" {
+		return plans
+	}
+	var out []computespec.WorkloadPlan
+	for _, p := range plans {
+		if p.Workload.Namespace == ns {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // pushOf reads REPO:TAG[@DIGEST] as the data of an image.pushed.
@@ -109,8 +132,8 @@ func loadDefaults(cmd *cobra.Command, client kubeClient, namespace string) (conf
 
 // dryRun reads the cluster (informers, config-inplace) and answers what a
 // push would do, with compute-spec's own logic.
-func dryRun(cmd *cobra.Command, kubeconfig, namespace string, push events.ImagePushedData) ([]computespec.WorkloadPlan, error) {
-	cfg, err := kube.CLIConfig(kubeconfig)
+func dryRun(cmd *cobra.Command, k kubeFlags, push events.ImagePushedData) ([]computespec.WorkloadPlan, error) {
+	cfg, err := kube.CLIConfig(k.kubeconfig)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +148,7 @@ func dryRun(cmd *cobra.Command, kubeconfig, namespace string, push events.ImageP
 	if err := cache.Start(cmd.Context()); err != nil {
 		return nil, err
 	}
-	defaults, err := loadDefaults(cmd, client, namespace)
+	defaults, err := loadDefaults(cmd, client, k.configNamespace)
 	if err != nil {
 		return nil, err
 	}

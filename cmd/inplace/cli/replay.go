@@ -19,18 +19,17 @@ import (
 )
 
 type replayFlags struct {
-	nats       natsFlags
-	since      string
-	seq        uint64
-	upgrade    string
-	file       string
-	to         string
-	dryRun     bool
-	start      bool
-	name       string
-	kubeconfig string
-	namespace  string
-	output     string
+	nats    natsFlags
+	since   string
+	seq     uint64
+	upgrade string
+	file    string
+	to      string
+	dryRun  bool
+	start   bool
+	name    string
+	kube    kubeFlags
+	output  string
 }
 
 func newReplayCmd() *cobra.Command {
@@ -74,9 +73,9 @@ cluster.`,
 	fs.BoolVar(&f.dryRun, "dry-run", false, "run the functions here with server-side dry-run writes, and print diffs")
 	fs.BoolVar(&f.start, "start-rollouts", false, "let replayed pushes and resumes start real rollouts (never backwards)")
 	fs.StringVar(&f.name, "name", "", "name of the replay (default replay-<time>)")
-	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig for --dry-run (default $KUBECONFIG, ~/.kube/config)")
-	fs.StringVar(&f.namespace, "namespace", "inplace-system", "namespace of the config-inplace ConfigMap (--dry-run)")
-	checkOutput = outputFlag(fs, &f.output, "text", "json")
+	f.kube.bind(fs, "")
+	checkOutput = outputFlag(fs, &f.output, "table", "json", "yaml")
+	completeOutput(cmd, "table", "json", "yaml")
 	return cmd
 }
 

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -23,7 +22,7 @@ import (
 // dryRunReplay runs the events through functions built here on a dry-run client.
 func dryRunReplay(cmd *cobra.Command, f *replayFlags, evs []cloudevents.Event) error {
 	ctx := cmd.Context()
-	cfg, err := kube.CLIConfig(f.kubeconfig)
+	cfg, err := kube.CLIConfig(f.kube.kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -43,7 +42,7 @@ func dryRunReplay(cmd *cobra.Command, f *replayFlags, evs []cloudevents.Event) e
 	if err := cache.Start(ctx); err != nil {
 		return err
 	}
-	defaults, err := loadDefaults(cmd, live, f.namespace)
+	defaults, err := loadDefaults(cmd, live, f.kube.configNamespace)
 	if err != nil {
 		return err
 	}
@@ -63,8 +62,8 @@ func dryRunReplay(cmd *cobra.Command, f *replayFlags, evs []cloudevents.Event) e
 		}
 		all = append(all, rs...)
 	}
-	if f.output == "json" {
-		return writeResultsJSON(cmd.OutOrStdout(), all)
+	if f.output != "table" {
+		return writeResultsStructured(cmd.OutOrStdout(), f.output, all)
 	}
 	writeResults(cmd.OutOrStdout(), f.name, len(evs), all)
 	return nil
@@ -150,7 +149,7 @@ type jsonEventRef struct {
 	Subject string `json:"subject"`
 }
 
-func writeResultsJSON(w io.Writer, rs []replay.Result) error {
+func writeResultsStructured(w io.Writer, format string, rs []replay.Result) error {
 	out := make([]jsonResult, 0, len(rs))
 	for _, r := range rs {
 		j := jsonResult{Function: r.Function, Settlement: r.Settlement, Reason: r.Reason, Changes: r.Changes,
@@ -160,7 +159,6 @@ func writeResultsJSON(w io.Writer, rs []replay.Result) error {
 		}
 		out = append(out, j)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	_, err := writeStructured(w, format, out)
+	return err
 }

@@ -18,7 +18,13 @@ func newRunCmd() *cobra.Command {
 		Long: `run starts the functions named by --functions (all by default) on the
 JetStream stream, the webhook receiver, the pod watcher, and an HTTP server
 with /healthz, /readyz and /metrics. Without --nats-url it starts an
-embedded NATS server (JetStream, loopback only) storing under --nats-data-dir.`,
+embedded NATS server (JetStream, loopback only) storing under --nats-data-dir.
+
+The cluster is the one of --kubeconfig, which defaults to $KUBECONFIG (as
+kubectl's); with neither, inplace runs in-cluster (its ServiceAccount).
+Defaults for every workload come from the config-inplace ConfigMap in
+--config-namespace. Every flag may also come from its INPLACE_* variable,
+named beside it below.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := p.Validate(); err != nil {

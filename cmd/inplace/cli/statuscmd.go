@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -40,7 +39,8 @@ finished within --recent, or all with --all.`,
 	cmd.Flags().StringVar(&o.bucket, "kv-bucket", bus.DefaultConfig().KVBucket, "KV bucket holding the rollouts")
 	cmd.Flags().BoolVar(&o.all, "all", false, "include every completed rollout")
 	cmd.Flags().DurationVar(&o.recent, "recent", time.Hour, "show rollouts completed within this long")
-	checkOutput := outputFlag(cmd.Flags(), &o.output, "text", "json")
+	checkOutput := outputFlag(cmd.Flags(), &o.output, "table", "json", "yaml")
+	completeOutput(cmd, "table", "json", "yaml")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := checkOutput(); err != nil {
 			return err
@@ -67,13 +67,12 @@ func runStatus(cmd *cobra.Command, o *statusOptions) error {
 	now := time.Now()
 	rows := history.SelectStatus(sums, o.all, o.recent, now)
 	out := cmd.OutOrStdout()
-	if o.output == "json" {
+	if o.output != "table" {
 		if rows == nil {
 			rows = []history.Summary{}
 		}
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rows)
+		_, err := writeStructured(out, o.output, rows)
+		return err
 	}
 	if len(rows) == 0 {
 		_, err := fmt.Fprintf(out, "no rollout in flight or completed within %s (--all shows every rollout)\n", o.recent)

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -128,17 +126,6 @@ func (f *natsFlags) open(ctx context.Context, create bool) (*toolConn, *history.
 		return nil, nil, fmt.Errorf("%s: %w", f.url, err)
 	}
 	return c, s, nil
-}
-
-// outputFlag registers -o/--output with its allowed values, the first the default.
-func outputFlag(fs *pflag.FlagSet, dst *string, allowed ...string) func() error {
-	fs.StringVarP(dst, "output", "o", allowed[0], "output format: "+strings.Join(allowed, ", "))
-	return func() error {
-		if !slices.Contains(allowed, *dst) {
-			return fmt.Errorf("--output %q: want one of %s", *dst, strings.Join(allowed, ", "))
-		}
-		return nil
-	}
 }
 
 // typesFlag parses --type values (repeated or comma-separated).

@@ -7,9 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/cobra"
 
 	"github.com/inplace-dev/inplace/events"
@@ -19,9 +16,7 @@ import (
 
 type upgradeFlags struct {
 	nats       natsFlags
-	kubeconfig string
-	namespace  string
-	cfgNS      string
+	kube       kubeFlags
 	image      string
 	containers []string
 	resolve    bool
@@ -48,16 +43,15 @@ the same bytes; --resolve=false skips that.
 A workload never goes backwards on its own: a digest it already left, or a
 push older than the newest it rolled out, is refused whatever its policy.
 --allow-older goes back on purpose (the policy still applies).`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeWorkload,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runUpgrade(cmd, &f, args[0])
 		},
 	}
 	fs := cmd.Flags()
 	f.nats.bind(fs)
-	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig (default $KUBECONFIG, ~/.kube/config)")
-	fs.StringVarP(&f.namespace, "namespace", "n", "default", "namespace of the workload")
-	fs.StringVar(&f.cfgNS, "config-namespace", "inplace-system", "namespace of the config-inplace ConfigMap")
+	f.kube.bind(fs, "namespace of the workload (default: the kubeconfig context's)")
 	fs.StringVar(&f.image, "image", "", "the image to move to, REPO:TAG[@DIGEST]")
 	_ = cmd.MarkFlagRequired("image")
 	fs.StringSliceVarP(&f.containers, "container", "c", nil, "only these containers (default: every container of the repository)")
@@ -81,7 +75,11 @@ func workloadRef(arg, namespace string) (events.ObjectRef, error) {
 
 func runUpgrade(cmd *cobra.Command, f *upgradeFlags, arg string) error {
 	ctx, out := cmd.Context(), cmd.OutOrStdout()
-	ref, err := workloadRef(arg, f.namespace)
+	ns, err := f.kube.workloadNamespace()
+	if err != nil {
+		return err
+	}
+	ref, err := workloadRef(arg, ns)
 	if err != nil {
 		return err
 	}
@@ -92,7 +90,10 @@ func runUpgrade(cmd *cobra.Command, f *upgradeFlags, arg string) error {
 	push.Target, push.Containers, push.AllowOlder = &ref, f.containers, f.allowOlder
 	if push.Digest == "" && f.resolve {
 		if push.Digest, err = resolveDigest(ctx, f.image); err != nil {
-			fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v; going on without a digest\n", err)
+			if errors.Is(err, errNoSuchImage) {
+				return fmt.Errorf("%w; nothing was started (--resolve=false goes on anyway)", err)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v; going on without a digest (the nodes pull the tag with their own credentials)\n", err)
 		}
 	}
 	if err := precheck(cmd, f, push); err != nil {
@@ -122,7 +123,7 @@ func runUpgrade(cmd *cobra.Command, f *upgradeFlags, arg string) error {
 
 // precheck shows the plan and refuses a workload the push would leave alone.
 func precheck(cmd *cobra.Command, f *upgradeFlags, push events.ImagePushedData) error {
-	plans, err := dryRun(cmd, f.kubeconfig, f.cfgNS, push)
+	plans, err := dryRun(cmd, f.kube, push)
 	if err != nil {
 		return err
 	}
@@ -165,19 +166,4 @@ func follow(ctx context.Context, cmd *cobra.Command, s *history.Stream, upgradeI
 		return fmt.Errorf("stopped waiting after %s; the rollout goes on (inplace status, inplace trace %s)", timeout, upgradeID)
 	}
 	return err
-}
-
-// resolveDigest asks the registry for the digest of a tag.
-func resolveDigest(ctx context.Context, image string) (string, error) {
-	ref, err := name.ParseReference(image)
-	if err != nil {
-		return "", fmt.Errorf("resolve %s: %w", image, err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	d, err := remote.Head(ref, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain))
-	if err != nil {
-		return "", fmt.Errorf("resolve %s: %w", image, err)
-	}
-	return d.Digest.String(), nil
 }
