@@ -8,22 +8,28 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// kubeletConditions returns st's conditions with the kubelet's own
-// (PodReadyToStartContainers, Initialized, ContainersReady, Ready)
-// recomputed, as pkg/kubelet/status/generate.go does; every other
-// condition (PodScheduled, readiness gates, DisruptionTarget, ...) is
-// kept unchanged. A condition keeps its lastTransitionTime while its
-// status stays the same.
-func kubeletConditions(pod *corev1.Pod, st corev1.PodStatus, now time.Time) []corev1.PodCondition {
+// kubeletConditions returns the pod's conditions as the kubelet writes
+// them (pkg/kubelet/status/generate.go and the status manager's merge):
+// every condition it does not own (readiness gates, DisruptionTarget,
+// ...) kept as the pod has it, then PodReadyToStartContainers (a ready
+// sandbox), Initialized, Ready, ContainersReady and PodScheduled=True, in
+// that order. A condition keeps its lastTransitionTime while its status
+// stays.
+func kubeletConditions(pod *corev1.Pod, st corev1.PodStatus, sandboxReady bool, old []corev1.PodCondition, now time.Time) []corev1.PodCondition {
+	rtsc := corev1.PodCondition{Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionFalse}
+	if sandboxReady {
+		rtsc.Status = corev1.ConditionTrue
+	}
 	containersReady := containersReadyCondition(pod, st)
 	own := []corev1.PodCondition{
-		{Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionTrue},
+		rtsc,
 		initializedCondition(pod, st),
+		readyCondition(pod, pod.Status.Conditions, containersReady),
 		containersReady,
-		readyCondition(pod, st.Conditions, containersReady),
+		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
 	}
-	out := make([]corev1.PodCondition, 0, len(st.Conditions)+len(own))
-	for _, c := range st.Conditions {
+	out := make([]corev1.PodCondition, 0, len(pod.Status.Conditions)+len(own))
+	for _, c := range pod.Status.Conditions {
 		if !isKubeletCondition(c.Type) {
 			out = append(out, c)
 		}
@@ -31,17 +37,23 @@ func kubeletConditions(pod *corev1.Pod, st corev1.PodStatus, now time.Time) []co
 	for _, c := range own {
 		c.ObservedGeneration = pod.Generation
 		c.LastTransitionTime = apiTime(now)
-		if old := findCondition(st.Conditions, c.Type); old != nil && old.Status == c.Status {
-			c.LastTransitionTime = old.LastTransitionTime
+		prev := findCondition(old, c.Type)
+		if prev == nil {
+			prev = findCondition(pod.Status.Conditions, c.Type)
+		}
+		if prev != nil && prev.Status == c.Status {
+			c.LastTransitionTime = prev.LastTransitionTime
 		}
 		out = append(out, c)
 	}
 	return out
 }
 
+// isKubeletCondition: a condition type the kubelet owns and rewrites.
 func isKubeletCondition(t corev1.PodConditionType) bool {
 	switch t {
-	case corev1.PodReadyToStartContainers, corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady:
+	case corev1.PodReadyToStartContainers, corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady,
+		corev1.PodScheduled, corev1.PodResizeInProgress, corev1.PodResizePending:
 		return true
 	}
 	return false
@@ -132,9 +144,10 @@ func initializedCondition(pod *corev1.Pod, st corev1.PodStatus) corev1.PodCondit
 	return cond
 }
 
+// anyRegularStarted is the kubelet's HasAnyRegularContainerStarted.
 func anyRegularStarted(statuses []corev1.ContainerStatus) bool {
 	for _, s := range statuses {
-		if s.State.Running != nil || s.State.Terminated != nil || s.LastTerminationState.Terminated != nil {
+		if s.State.Running != nil || s.State.Terminated != nil {
 			return true
 		}
 	}

@@ -32,7 +32,8 @@ func TestReadinessGates(t *testing.T) {
 			pod := testPod(ctrSpec("app", imgV1))
 			pod.Spec.ReadinessGates = tc.gates
 			st := corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: tc.statuses, Conditions: tc.conds}
-			got := findCondition(kubeletConditions(pod, st, t0), corev1.PodReady)
+			pod.Status = st
+			got := findCondition(kubeletConditions(pod, st, true, nil, t0), corev1.PodReady)
 			if got.Status != tc.wantStatus || got.Reason != tc.wantReason {
 				t.Errorf("Ready = %s/%s (%s), want %s/%s", got.Status, got.Reason, got.Message, tc.wantStatus, tc.wantReason)
 			}
@@ -48,17 +49,27 @@ func TestConditionsKeepOthers(t *testing.T) {
 	pod.Generation = 3
 	earlier := apiTime(t0.Add(-time.Hour))
 	others := []corev1.PodCondition{
-		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: earlier},
 		{Type: "example.com/custom", Status: corev1.ConditionFalse, Reason: "Mine", LastTransitionTime: earlier},
+		{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, LastTransitionTime: earlier},
 	}
 	st := corev1.PodStatus{
 		Phase:             corev1.PodRunning,
 		ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}},
 		Conditions:        append(others, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: earlier}),
 	}
-	got := kubeletConditions(pod, st, t0)
+	pod.Status = st
+	got := kubeletConditions(pod, st, true, nil, t0)
 	if diff := cmp.Diff(others, got[:2]); diff != "" {
 		t.Errorf("other conditions changed (-want +got):\n%s", diff)
+	}
+	var order []corev1.PodConditionType
+	for _, c := range got[2:] {
+		order = append(order, c.Type)
+	}
+	wantOrder := []corev1.PodConditionType{corev1.PodReadyToStartContainers, corev1.PodInitialized, corev1.PodReady,
+		corev1.ContainersReady, corev1.PodScheduled}
+	if diff := cmp.Diff(wantOrder, order); diff != "" {
+		t.Errorf("kubelet's conditions (-want +got):\n%s", diff)
 	}
 	if c := findCondition(got, corev1.PodReady); c.LastTransitionTime != earlier || c.ObservedGeneration != 3 {
 		t.Errorf("Ready = %+v, want transition time kept and observedGeneration 3", c)

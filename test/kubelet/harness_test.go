@@ -3,10 +3,12 @@ package kubelet
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -37,51 +39,88 @@ func newFakeHost(reg memResolver) *fakeHost {
 func (h *fakeHost) resolve(ctx context.Context, ref string) (Image, error) {
 	return h.reg.Resolve(ctx, ref)
 }
-func (h *fakeHost) images() *imageCache    { return h.cache }
-func (h *fakeHost) newContainerID() string { h.ids++; return fmt.Sprintf("containerd://%064d", h.ids) }
+func (h *fakeHost) images() *imageCache          { return h.cache }
+func (h *fakeHost) newContainerID() string       { h.ids++; return fmt.Sprintf("containerd://%064d", h.ids) }
+func (h *fakeHost) hostIP() string               { return "172.18.0.2" }
+func (h *fakeHost) podIP(pod *corev1.Pod) string { return "10.244.0.2" }
 func (h *fakeHost) record(_ *corev1.ObjectReference, _, reason, msg string) {
 	h.events = append(h.events, reason+": "+msg)
 }
 
-// sim drives one pod on a fakeHost with a simulated clock.
+// sim drives one pod's worker on a fakeHost with a simulated clock, and
+// plays the API server: each status the worker writes (merged as the
+// status manager merges it) becomes the pod's status and is recorded.
 type sim struct {
-	t   *testing.T
-	h   *fakeHost
-	pod *corev1.Pod
-	rt  *podRuntime
-	now time.Time
-	tm  Timings
+	t       *testing.T
+	h       *fakeHost
+	pod     *corev1.Pod
+	w       *worker
+	now     time.Time
+	tm      Timings
+	writes  []corev1.PodStatus // every status written, in order
+	deleted bool
 }
 
+// t0 is the node's first relist; relists follow every RelistPeriod.
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 func newSim(t *testing.T, reg memResolver, pod *corev1.Pod) *sim {
-	pod.UID, pod.Generation = "uid-1", 1
-	return &sim{t: t, h: newFakeHost(reg), pod: pod, rt: newPodRuntime(pod.UID, t0), now: t0, tm: FastTimings()}
+	return newSimWith(t, reg, pod, FastTimings())
 }
 
-// until advances the clock from deadline to deadline until cond holds
-// for the status (or fails the test after limit of simulated time).
+func newSimWith(t *testing.T, reg memResolver, pod *corev1.Pod, tm Timings) *sim {
+	pod.UID, pod.Generation = "uid-1", 1
+	w := newWorker(newFakeHost(reg), tm, t0, pod.UID)
+	w.jitter = func(d time.Duration) time.Duration { return d }
+	return &sim{t: t, h: w.h.(*fakeHost), pod: pod, w: w, now: t0.Add(time.Millisecond), tm: tm}
+}
+
+// until advances the clock from event to event until cond holds for the
+// pod's status as written (or fails the test after limit of simulated
+// time).
 func (s *sim) until(what string, limit time.Duration, cond func(corev1.PodStatus) bool) corev1.PodStatus {
 	s.t.Helper()
 	end := s.now.Add(limit)
 	for {
-		sy := &syncer{ctx: context.Background(), h: s.h, t: s.tm, pod: s.pod, now: s.now}
-		next := sy.advance(s.rt)
-		st := podStatus(s.pod, s.rt, "172.18.0.2", s.now)
-		s.pod.Status = st
-		if cond(st) {
-			return st
+		res := s.w.advance(context.Background(), s.pod, s.now)
+		switch {
+		case res.status != nil:
+			merged := mergeStatus(s.pod.Status, *res.status, s.w.phase == terminated)
+			if !equality.Semantic.DeepEqual(s.pod.Status, merged) {
+				s.pod.Status = merged
+				s.writes = append(s.writes, merged)
+			}
+			s.w.written()
+			if cond(s.pod.Status) {
+				return s.pod.Status
+			}
+			continue
+		case res.delete:
+			s.deleted = true
 		}
-		if next.IsZero() || next.After(end) {
-			s.t.Fatalf("%s: not reached by %v (next %v); status:\n%+v\nevents: %q", what, limit, next.Sub(s.now), st, s.h.events)
+		if cond(s.pod.Status) {
+			return s.pod.Status
 		}
-		s.now = next
+		if res.next.IsZero() || res.next.After(end) || s.deleted {
+			s.t.Fatalf("%s: not reached by %v (next %v); status:\n%s\nevents: %q", what, limit, res.next.Sub(s.now), shape(s.pod.Status), s.h.events)
+		}
+		s.now = res.next
 	}
 }
 
-// setImage changes a container's spec image, as a pod patch does.
+// shapesSince lists the shapes of the statuses written from write i on.
+func (s *sim) shapesSince(i int) []string {
+	var out []string
+	for _, st := range s.writes[i:] {
+		out = append(out, shape(st))
+	}
+	return out
+}
+
+// setImage changes a container's spec image, as a pod patch does (in a
+// new object, as the informer delivers it).
 func (s *sim) setImage(name, image string) {
+	s.pod = s.pod.DeepCopy()
 	for _, list := range [][]corev1.Container{s.pod.Spec.InitContainers, s.pod.Spec.Containers} {
 		for i := range list {
 			if list[i].Name == name {
@@ -90,6 +129,52 @@ func (s *sim) setImage(name, image string) {
 		}
 	}
 	s.pod.Generation++
+	s.w.poke()
+}
+
+// setCondition sets a condition others own, through the status
+// subresource, as a controller does.
+func (s *sim) setCondition(typ corev1.PodConditionType, status corev1.ConditionStatus) {
+	old := s.pod
+	s.pod = s.pod.DeepCopy()
+	c := findCondition(s.pod.Status.Conditions, typ)
+	if c == nil {
+		s.pod.Status.Conditions = append(s.pod.Status.Conditions, corev1.PodCondition{Type: typ})
+		c = &s.pod.Status.Conditions[len(s.pod.Status.Conditions)-1]
+	}
+	c.Status, c.LastTransitionTime = status, metav1.NewTime(s.now)
+	if needsSync(old, s.pod) {
+		s.w.poke()
+	}
+}
+
+// shape is what a client sees of a status, without times and IDs (as the
+// fidelity test compares it).
+func shape(st corev1.PodStatus) string {
+	var conds []string
+	for _, c := range st.Conditions {
+		conds = append(conds, fmt.Sprintf("%s=%s", c.Type, c.Status))
+	}
+	var ctrs []string
+	for _, list := range [][]corev1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses} {
+		for _, cs := range list {
+			ctrs = append(ctrs, fmt.Sprintf("%s{%s ready=%v restarts=%d image=%s last=%s}", cs.Name,
+				stateOf(cs.State), cs.Ready, cs.RestartCount, cs.Image, stateOf(cs.LastTerminationState)))
+		}
+	}
+	return fmt.Sprintf("%s [%s] %s", st.Phase, strings.Join(conds, " "), strings.Join(ctrs, " "))
+}
+
+func stateOf(s corev1.ContainerState) string {
+	switch {
+	case s.Running != nil:
+		return "running"
+	case s.Waiting != nil:
+		return "waiting:" + s.Waiting.Reason
+	case s.Terminated != nil:
+		return fmt.Sprintf("terminated:%s/%d", s.Terminated.Reason, s.Terminated.ExitCode)
+	}
+	return "-"
 }
 
 func testPod(containers ...corev1.Container) *corev1.Pod {
@@ -127,7 +212,7 @@ func waitingOf(st corev1.PodStatus, name string) string {
 func countEvents(events []string, prefix string) int {
 	n := 0
 	for _, e := range events {
-		if len(e) >= len(prefix) && e[:len(prefix)] == prefix {
+		if strings.HasPrefix(e, prefix) {
 			n++
 		}
 	}

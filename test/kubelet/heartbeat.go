@@ -86,7 +86,7 @@ func (k *Kubelet) syncNodeStatus(ctx context.Context, name string) error {
 		now := time.Now()
 		want := n.object(k.opts, now)
 		cur.Status.Conditions = nodeConditions(cur.Status.Conditions, now)
-		cur.Status.Images = n.cache.list(now)
+		cur.Status.Images = n.listedImages()
 		cur.Status.Capacity, cur.Status.Allocatable = want.Status.Capacity, want.Status.Allocatable
 		cur.Status.Addresses, cur.Status.DaemonEndpoints = want.Status.Addresses, want.Status.DaemonEndpoints
 		if cur.Status.NodeInfo.KubeletVersion == "" {
@@ -97,15 +97,19 @@ func (k *Kubelet) syncNodeStatus(ctx context.Context, name string) error {
 	})
 }
 
-// nodeImagesChanging returns the hook an image store calls when a pull
-// will complete: the node's status is rewritten then, so node.status.images
-// shows the image as soon as it is there.
-func (k *Kubelet) nodeImagesChanging(name string) func(time.Time) {
-	return func(done time.Time) {
-		if k.nodeQueue != nil {
-			k.nodeQueue.AddAfter(name, done.Sub(time.Now()))
+// refreshImages is the kubelet's image list cache, refreshed every
+// ImageListPeriod: a node whose list changed has its status rewritten,
+// so node.status.images shows a pull only after the next refresh (up to
+// 30s after it on a real kubelet, plus its 10s status period).
+func (k *Kubelet) refreshImages(ctx context.Context) {
+	wait.Until(func() {
+		now := time.Now()
+		for _, name := range k.nodeOrder {
+			if k.nodes[name].refreshImages(now) {
+				k.nodeQueue.Add(name)
+			}
 		}
-	}
+	}, k.t.ImageListPeriod, ctx.Done())
 }
 
 // heartbeat renews the Leases every Heartbeat and rewrites node status

@@ -26,7 +26,6 @@ type imageCache struct {
 	byDigest  map[string]*nodeImage // key: canonical repository + "@" + digest
 	tags      map[string]string     // canonical repo:tag → byDigest key
 	busyUntil time.Time
-	onPull    func(done time.Time) // told when a pull will complete
 }
 
 type nodeImage struct {
@@ -115,9 +114,6 @@ func (c *imageCache) pull(image string, img Image, now time.Time, t Timings) (pu
 		c.busyUntil = done
 	}
 	c.record(ref, id, img, done, have)
-	if c.onPull != nil {
-		c.onPull(done)
-	}
 	return pullResult{img: img, imageID: id, requested: now, done: done, waited: start.Sub(now)}, nil
 }
 
@@ -174,16 +170,19 @@ func (c *imageCache) list(now time.Time) []corev1.ContainerImage {
 	return out
 }
 
-// nextReady is the earliest time an in-flight pull completes after now,
-// or the zero time.
-func (c *imageCache) nextReady(now time.Time) time.Time {
+// fail records a pull that fails (the reference does not resolve): it
+// costs t.PullFixed, queued behind the node's pulls when t.SerialPulls,
+// and returns when it ends.
+func (c *imageCache) fail(now time.Time, t Timings) time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var next time.Time
-	for _, img := range c.byDigest {
-		if img.readyAt.After(now) && (next.IsZero() || img.readyAt.Before(next)) {
-			next = img.readyAt
-		}
+	start := now
+	if t.SerialPulls && c.busyUntil.After(start) {
+		start = c.busyUntil
 	}
-	return next
+	done := start.Add(t.PullFixed)
+	if t.SerialPulls {
+		c.busyUntil = done
+	}
+	return done
 }

@@ -28,8 +28,17 @@ func (k *Kubelet) startInformers(ctx context.Context) error {
 		return err
 	}
 	if _, err := podInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    k.onPod,
-		UpdateFunc: func(_, obj any) { k.onPod(obj) },
+		AddFunc: k.onPod,
+		UpdateFunc: func(old, obj any) {
+			o, ok1 := old.(*corev1.Pod)
+			p, ok2 := obj.(*corev1.Pod)
+			if ok1 && ok2 && p.Spec.NodeName != "" {
+				if key, err := cache.MetaNamespaceKeyFunc(p); err == nil {
+					k.poke(key, o, p)
+				}
+			}
+			k.onPod(obj)
+		},
 		DeleteFunc: k.onPod,
 	}); err != nil {
 		return err
@@ -103,4 +112,5 @@ func (k *Kubelet) startWorkers(ctx context.Context) {
 	}
 	run(func() { k.drain(ctx, k.nodeQueue, k.syncNode) })
 	run(func() { k.heartbeat(ctx) })
+	run(func() { k.refreshImages(ctx) })
 }

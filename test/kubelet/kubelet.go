@@ -43,10 +43,11 @@ type Kubelet struct {
 	broadcaster record.EventBroadcaster
 	schedRec    record.EventRecorder
 
-	mu       sync.Mutex
-	runtimes map[string]*podRuntime // by namespace/name
-	assumed  map[types.UID]string   // bound by us, not yet seen bound
-	rr       int
+	mu      sync.Mutex
+	workers map[string]*worker   // pod workers by namespace/name
+	assumed map[types.UID]string // bound by us, not yet seen bound
+	rr      int
+	epoch   time.Time // the nodes' first relist
 
 	base     context.Context // Start's context without its cancellation, for cleanup
 	cancel   context.CancelFunc
@@ -61,13 +62,13 @@ func New(client kubernetes.Interface, opts Options) (*Kubelet, error) {
 	}
 	opts = opts.withDefaults()
 	k := &Kubelet{
-		client:   client,
-		opts:     opts,
-		t:        *opts.Timings,
-		log:      opts.Logger,
-		nodes:    map[string]*node{},
-		runtimes: map[string]*podRuntime{},
-		assumed:  map[types.UID]string{},
+		client:  client,
+		opts:    opts,
+		t:       opts.Timings.withDefaults(),
+		log:     opts.Logger,
+		nodes:   map[string]*node{},
+		workers: map[string]*worker{},
+		assumed: map[types.UID]string{},
 	}
 	k.broadcaster = record.NewBroadcaster(record.WithCorrelatorOptions(record.CorrelatorOptions{BurstSize: 100, QPS: 1}))
 	k.schedRec = k.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: opts.SchedulerName})
@@ -79,7 +80,6 @@ func New(client kubernetes.Interface, opts Options) (*Kubelet, error) {
 		}
 		n.res, n.timeout = opts.Resolver, 30*time.Second
 		n.rec = k.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: name})
-		n.cache.onPull = k.nodeImagesChanging(name)
 		k.nodes[name] = n
 		k.nodeOrder = append(k.nodeOrder, name)
 	}
@@ -105,6 +105,7 @@ func (k *Kubelet) Run(ctx context.Context) error {
 // until ctx ends or Stop.
 func (k *Kubelet) Start(ctx context.Context) error {
 	k.base = context.WithoutCancel(ctx)
+	k.epoch = time.Now()
 	ctx, k.cancel = context.WithCancel(ctx)
 	k.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: k.client.CoreV1().Events("")})
 	if err := k.register(ctx); err != nil {

@@ -1,6 +1,7 @@
 package kubelet
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -14,31 +15,53 @@ const (
 	imgV2 = "reg.test/app:v2"
 	dig1  = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
 	dig2  = "sha256:2222222222222222222222222222222222222222222222222222222222222222"
+
+	condsPending = "PodReadyToStartContainers=False Initialized=True Ready=False ContainersReady=False PodScheduled=True"
+	condsReady   = "PodReadyToStartContainers=True Initialized=True Ready=True ContainersReady=True PodScheduled=True"
+	condsUnready = "PodReadyToStartContainers=True Initialized=True Ready=False ContainersReady=False PodScheduled=True"
 )
 
 func registry() memResolver {
 	return memResolver{imgV1: {Digest: dig1, Size: 4 << 20}, imgV2: {Digest: dig2, Size: 4 << 20}}
 }
 
+// appStates lists container app's state and restart count in each status
+// written since write i, repeats collapsed.
+func (s *sim) appStates(i int) []string {
+	var out []string
+	for _, st := range s.writes[i:] {
+		cs := statusOfName(st, "app")
+		v := fmt.Sprintf("%s r%d", stateOf(cs.State), cs.RestartCount)
+		if len(out) == 0 || out[len(out)-1] != v {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// TestStartPendingToReady: the first status of a new pod is Pending with
+// no sandbox yet; the next shows the container running and ready in the
+// same write (no readiness probe), with PodScheduled=True added.
 func TestStartPendingToReady(t *testing.T) {
 	s := newSim(t, registry(), testPod(ctrSpec("app", imgV1)))
-	st := s.until("creating", time.Second, func(st corev1.PodStatus) bool { return true })
-	if got := waitingOf(st, "app"); got != "ContainerCreating" || st.Phase != corev1.PodPending {
-		t.Fatalf("first status: waiting %q phase %s, want ContainerCreating, Pending", got, st.Phase)
+	st := s.until("ready", time.Second, ready)
+	want := []string{
+		"Pending [" + condsPending + "] app{waiting:ContainerCreating ready=false restarts=0 image=" + imgV1 + " last=-}",
+		"Running [" + condsReady + "] app{running ready=true restarts=0 image=" + imgV1 + " last=-}",
 	}
-	st = s.until("running", time.Second, func(st corev1.PodStatus) bool { return st.Phase == corev1.PodRunning })
-	if ready(st) {
-		t.Errorf("ready as soon as started, want ready only after Start")
+	if diff := cmp.Diff(want, s.shapesSince(0)); diff != "" {
+		t.Errorf("statuses written (-want +got):\n%s", diff)
 	}
-	st = s.until("ready", time.Second, ready)
 	cs := statusOfName(st, "app")
-	want := corev1.ContainerStatus{Name: "app", Image: imgV1, ImageID: "reg.test/app@" + dig1, ContainerID: cs.ContainerID,
-		Ready: true, Started: ptr(true), State: corev1.ContainerState{Running: cs.State.Running}}
-	if diff := cmp.Diff(want, cs); diff != "" {
+	wantCS := corev1.ContainerStatus{Name: "app", Image: imgV1, ImageID: "reg.test/app@" + dig1, ContainerID: cs.ContainerID,
+		Ready: true, Started: ptr(true), State: corev1.ContainerState{Running: cs.State.Running},
+		Resources: &corev1.ResourceRequirements{}}
+	if diff := cmp.Diff(wantCS, cs); diff != "" {
 		t.Errorf("container status (-want +got):\n%s", diff)
 	}
-	if st.ObservedGeneration != 1 || st.PodIP != "" && st.HostIP != "172.18.0.2" {
-		t.Errorf("observedGeneration %d hostIP %s", st.ObservedGeneration, st.HostIP)
+	if st.ObservedGeneration != 1 || st.HostIP != "172.18.0.2" || st.PodIP != "10.244.0.2" || s.writes[0].PodIP != "" {
+		t.Errorf("observedGeneration %d hostIP %s podIP %s (first %q), want 1, the node's, the sandbox's (none before)",
+			st.ObservedGeneration, st.HostIP, st.PodIP, s.writes[0].PodIP)
 	}
 	wantEvents := []string{"Pulling", "Pulled: Successfully pulled image", "Created", "Started"}
 	for i, e := range wantEvents {
@@ -49,25 +72,35 @@ func TestStartPendingToReady(t *testing.T) {
 	}
 }
 
+// TestImageChangeRestartsInPlace: during an image-change restart nothing
+// new is written; the status jumps from the old container running and
+// Ready to the new one running and Ready, restartCount 1, the old
+// container as lastState (Completed, exit 0). The other container stays.
 func TestImageChangeRestartsInPlace(t *testing.T) {
 	s := newSim(t, registry(), testPod(ctrSpec("app", imgV1), ctrSpec("side", imgV1)))
 	s.until("ready", time.Second, ready)
 	old := statusOfName(s.pod.Status, "app")
 	other := statusOfName(s.pod.Status, "side")
+	before := len(s.writes)
 	s.setImage("app", imgV2)
-	st := s.until("not ready", time.Second, func(st corev1.PodStatus) bool { return !ready(st) })
-	if st.ObservedGeneration != 2 {
-		t.Errorf("observedGeneration = %d, want 2 once the kubelet acts", st.ObservedGeneration)
-	}
-	st = s.until("ready on v2", time.Second, func(st corev1.PodStatus) bool {
-		return ready(st) && statusOfName(st, "app").ImageID == "reg.test/app@"+dig2
+	st := s.until("ready on v2", time.Second, func(st corev1.PodStatus) bool {
+		return statusOfName(st, "app").ImageID == "reg.test/app@"+dig2
 	})
-	cs := statusOfName(st, "app")
-	if cs.RestartCount != 1 || cs.ContainerID == old.ContainerID || cs.Image != imgV2 {
-		t.Errorf("restartCount %d containerID %s image %s, want 1, new, %s", cs.RestartCount, cs.ContainerID, cs.Image, imgV2)
+	for _, w := range s.writes[before:] {
+		if !ready(w) {
+			t.Errorf("a status written during the restart is not Ready: %s", shape(w))
+		}
 	}
-	if lt := cs.LastTerminationState.Terminated; lt == nil || lt.ContainerID != old.ContainerID || lt.Reason != "Completed" {
-		t.Errorf("lastState = %+v, want terminated %s", cs.LastTerminationState, old.ContainerID)
+	if got := s.writes[before].ObservedGeneration; got != 2 || statusOfName(s.writes[before], "app").ContainerID != old.ContainerID {
+		t.Errorf("first write after the change: observedGeneration %d, container %s; want 2 on the old container", got,
+			statusOfName(s.writes[before], "app").ContainerID)
+	}
+	cs := statusOfName(st, "app")
+	if cs.RestartCount != 1 || cs.ContainerID == old.ContainerID || cs.Image != imgV2 || !cs.Ready {
+		t.Errorf("restartCount %d containerID %s image %s ready %v, want 1, new, %s, ready", cs.RestartCount, cs.ContainerID, cs.Image, cs.Ready, imgV2)
+	}
+	if lt := cs.LastTerminationState.Terminated; lt == nil || lt.ContainerID != old.ContainerID || lt.Reason != "Completed" || lt.ExitCode != 0 {
+		t.Errorf("lastState = %+v, want terminated Completed (0) %s", cs.LastTerminationState, old.ContainerID)
 	}
 	if got := statusOfName(st, "side"); got.ContainerID != other.ContainerID || got.RestartCount != 0 {
 		t.Errorf("other container restarted: %+v", got)
@@ -77,23 +110,38 @@ func TestImageChangeRestartsInPlace(t *testing.T) {
 	}
 }
 
+// TestMissingImageBacksOffThenRecovers: the old container stopped, its
+// image and imageID still shown, ErrImagePull then ImagePullBackOff
+// (each one sync late) alternate with the back-off; once the tag exists
+// the container starts (restartCount 1).
 func TestMissingImageBacksOffThenRecovers(t *testing.T) {
 	reg := registry()
 	s := newSim(t, reg, testPod(ctrSpec("app", imgV1)))
 	s.until("ready", time.Second, ready)
+	before := len(s.writes)
 	s.setImage("app", "reg.test/app:v404")
-	st := s.until("ErrImagePull", time.Second, func(st corev1.PodStatus) bool { return waitingOf(st, "app") == "ErrImagePull" })
-	st = s.until("ImagePullBackOff", time.Second, func(st corev1.PodStatus) bool { return waitingOf(st, "app") == "ImagePullBackOff" })
+	st := s.until("ErrImagePull twice", 10*time.Second, func(corev1.PodStatus) bool {
+		return countStates(s.appStates(before), "waiting:ErrImagePull r0") == 2
+	})
+	want := []string{"running r0", "waiting:ErrImagePull r0", "waiting:ImagePullBackOff r0", "waiting:ErrImagePull r0"}
+	if diff := cmp.Diff(want, s.appStates(before)); diff != "" {
+		t.Errorf("app states (-want +got):\n%s", diff)
+	}
 	cs := statusOfName(st, "app")
-	if st.Phase != corev1.PodRunning || ready(st) || cs.RestartCount != 0 || cs.Image != imgV1 || cs.ImageID != "reg.test/app@"+dig1 {
-		t.Errorf("phase %s ready %v restartCount %d image %s imageID %s, want Running, not ready, 0, old image",
-			st.Phase, ready(st), cs.RestartCount, cs.Image, cs.ImageID)
+	if st.Phase != corev1.PodRunning || ready(st) || cs.Image != imgV1 || cs.ImageID != "reg.test/app@"+dig1 ||
+		cs.LastTerminationState.Terminated == nil || cs.LastTerminationState.Terminated.Reason != "Completed" {
+		t.Errorf("phase %s ready %v image %s imageID %s lastState %+v, want Running, not ready, the old image, terminated Completed",
+			st.Phase, ready(st), cs.Image, cs.ImageID, cs.LastTerminationState)
 	}
-	if !strings.Contains(cs.State.Waiting.Message, "not found") {
-		t.Errorf("waiting message %q, want the pull error", cs.State.Waiting.Message)
+	wantMsg := `failed to pull and unpack image "reg.test/app:v404": failed to resolve reference "reg.test/app:v404": reg.test/app:v404: not found`
+	if cs.State.Waiting.Message != wantMsg {
+		t.Errorf("waiting message %q, want %q", cs.State.Waiting.Message, wantMsg)
 	}
-	if countEvents(s.h.events, "Failed: Failed to pull image") == 0 || countEvents(s.h.events, "BackOff: Back-off pulling image") == 0 {
-		t.Errorf("events %q, want Failed and BackOff", s.h.events)
+	for _, e := range []string{"Failed: Failed to pull image \"reg.test/app:v404\": " + wantMsg, "Failed: Error: ErrImagePull",
+		"BackOff: Back-off pulling image \"reg.test/app:v404\"", "Failed: Error: ImagePullBackOff"} {
+		if countEvents(s.h.events, e) == 0 {
+			t.Errorf("events %q, want %q", s.h.events, e)
+		}
 	}
 	reg["reg.test/app:v404"] = Image{Digest: dig2, Size: 1}
 	st = s.until("recovered", 10*time.Second, ready)
@@ -102,39 +150,62 @@ func TestMissingImageBacksOffThenRecovers(t *testing.T) {
 	}
 }
 
+// TestRevertToCachedImageRecovers: back on the old image, the next status
+// still shows the last pull error (the reason cache lags one sync), then
+// the container runs again, its image found on the node.
 func TestRevertToCachedImageRecovers(t *testing.T) {
 	s := newSim(t, registry(), testPod(ctrSpec("app", imgV1)))
 	s.until("ready", time.Second, ready)
 	s.setImage("app", "reg.test/app:v404")
-	s.until("ImagePullBackOff", time.Second, func(st corev1.PodStatus) bool { return waitingOf(st, "app") == "ImagePullBackOff" })
+	s.until("ImagePullBackOff", 5*time.Second, func(st corev1.PodStatus) bool { return waitingOf(st, "app") == "ImagePullBackOff" })
+	before := len(s.writes)
 	s.setImage("app", imgV1)
 	st := s.until("back on v1", time.Second, ready)
+	want := []string{"waiting:ErrImagePull r0", "running r1"}
+	if diff := cmp.Diff(want, s.appStates(before)); diff != "" {
+		t.Errorf("app states (-want +got):\n%s", diff)
+	}
 	if cs := statusOfName(st, "app"); cs.RestartCount != 1 || cs.ImageID != "reg.test/app@"+dig1 {
 		t.Errorf("restartCount %d imageID %s, want 1 on v1", cs.RestartCount, cs.ImageID)
 	}
-	if countEvents(s.h.events, "Pulled: Container image \""+imgV1+"\" already present on machine") != 1 {
+	if countEvents(s.h.events, `Pulled: Container image "`+imgV1+`" already present on machine and can be accessed by the pod`) != 1 {
 		t.Errorf("events %q, want v1 found on the node", s.h.events)
 	}
 }
 
+// TestCrashLoop: an exited container shows terminated (Error, 1); the
+// first crash restarts at once, later ones wait, and CrashLoopBackOff is
+// shown only by the sync after one that met the back-off.
 func TestCrashLoop(t *testing.T) {
 	reg := registry()
 	reg["reg.test/app:crash"] = Image{Digest: dig2, Size: 1, Crash: true}
 	s := newSim(t, reg, testPod(ctrSpec("app", "reg.test/app:crash")))
-	st := s.until("CrashLoopBackOff", 10*time.Second, func(st corev1.PodStatus) bool {
-		return waitingOf(st, "app") == "CrashLoopBackOff" && statusOfName(st, "app").RestartCount >= 2
-	})
-	cs := statusOfName(st, "app")
-	if lt := cs.LastTerminationState.Terminated; lt == nil || lt.ExitCode != 1 || lt.Reason != "Error" {
-		t.Errorf("lastState %+v, want exit 1 Error", cs.LastTerminationState)
+	s.until("restartCount 3", 30*time.Second, func(st corev1.PodStatus) bool { return statusOfName(st, "app").RestartCount >= 3 })
+	want := []string{"waiting:ContainerCreating r0", "running r0", "terminated:Error/1 r0", "terminated:Error/1 r1",
+		"waiting:CrashLoopBackOff r1", "terminated:Error/1 r2", "waiting:CrashLoopBackOff r2"}
+	if got := s.appStates(0); len(got) < len(want) || !cmp.Equal(want, got[:len(want)]) {
+		t.Errorf("app states = %q, want them to begin with %q", got, want)
 	}
-	if st.Phase != corev1.PodRunning || ready(st) {
-		t.Errorf("phase %s ready %v, want Running, not ready", st.Phase, ready(st))
+	for _, st := range s.writes {
+		if cs := statusOfName(st, "app"); cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff" {
+			if lt := cs.LastTerminationState.Terminated; lt == nil || lt.ExitCode != 1 || lt.Reason != "Error" || st.Phase != corev1.PodRunning || ready(st) {
+				t.Errorf("in CrashLoopBackOff: lastState %+v phase %s ready %v, want exit 1 Error, Running, not ready", lt, st.Phase, ready(st))
+			}
+		}
 	}
-	if countEvents(s.h.events, "BackOff: Back-off restarting failed container app") == 0 {
+	if countEvents(s.h.events, "BackOff: Back-off restarting failed container app in pod p_ns(uid-1)") == 0 {
 		t.Errorf("events %q, want BackOff", s.h.events)
 	}
-	st = s.until("restartCount 4", 30*time.Second, func(st corev1.PodStatus) bool { return statusOfName(st, "app").RestartCount >= 4 })
+}
+
+func countStates(states []string, s string) int {
+	n := 0
+	for _, x := range states {
+		if x == s {
+			n++
+		}
+	}
+	return n
 }
 
 func TestPullPolicies(t *testing.T) {
@@ -149,7 +220,7 @@ func TestPullPolicies(t *testing.T) {
 		{"IfNotPresent absent", corev1.PullIfNotPresent, false, []string{"Pulling", "Pulled: Successfully"}, ""},
 		{"Always cached", corev1.PullAlways, true, []string{"Pulling", "Pulled: Successfully"}, ""},
 		{"Never cached", corev1.PullNever, true, []string{"Pulled: Container image"}, ""},
-		{"Never absent", corev1.PullNever, false, []string{"ErrImageNeverPull"}, "ErrImageNeverPull"},
+		{"Never absent", corev1.PullNever, false, []string{"ErrImageNeverPull", "Failed: Error: ErrImageNeverPull"}, "ErrImageNeverPull"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

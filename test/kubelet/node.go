@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 )
@@ -31,11 +33,34 @@ type node struct {
 	rec     record.EventRecorder
 	res     ImageResolver
 	timeout time.Duration
+
+	mu     sync.Mutex
+	listed []corev1.ContainerImage // the image list as last refreshed
+}
+
+// host is what a pod worker needs from its node.
+type host interface {
+	resolve(ctx context.Context, ref string) (Image, error)
+	images() *imageCache
+	record(ref *corev1.ObjectReference, eventtype, reason, message string)
+	newContainerID() string
+	hostIP() string
+	podIP(pod *corev1.Pod) string
 }
 
 var _ host = (*node)(nil)
 
 func (n *node) images() *imageCache { return n.cache }
+
+func (n *node) hostIP() string { return n.ip }
+
+// podIP is a new sandbox's IP: the node's for a host-network pod.
+func (n *node) podIP(pod *corev1.Pod) string {
+	if pod.Spec.HostNetwork {
+		return n.ip
+	}
+	return n.ipam.allocate(pod.UID)
+}
 
 // resolve is the registry round trip of a pull, bounded in time.
 func (n *node) resolve(ctx context.Context, ref string) (Image, error) {
@@ -146,4 +171,24 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// refreshImages takes the node's image list from its store as of now and
+// reports whether it changed.
+func (n *node) refreshImages(now time.Time) bool {
+	l := n.cache.list(now)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if equality.Semantic.DeepEqual(l, n.listed) {
+		return false
+	}
+	n.listed = l
+	return true
+}
+
+// listedImages is node.status.images: the list as last refreshed.
+func (n *node) listedImages() []corev1.ContainerImage {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]corev1.ContainerImage(nil), n.listed...)
 }

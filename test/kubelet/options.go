@@ -8,19 +8,25 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// Timings say how long the simulated node takes for what a real node does.
-// Defaults are fast (tens of milliseconds) for tests; benchmarks set
-// realistic values (a pull of ~1s + 50ms/MB, start 2s, stop 1s).
+// Timings say how long the simulated node takes for what a real node does,
+// and how often its kubelet looks: the runtime's times (pull, start, stop,
+// run, crash) are shared with hollow nodes (test/hollow passes them to the
+// fake runtime); the kubelet's own periods (relist, requeue, back-off,
+// image list) are what the real kubelet hard-codes, 10-100x shorter in
+// FastTimings.
 type Timings struct {
-	// PullFixed is the fixed cost of a pull (manifest round trips); a pull
-	// of an image whose layers the node already has costs only this.
+	// PullFixed is the fixed cost of a pull (manifest round trips; a pull
+	// that fails costs this); a pull of an image whose layers the node
+	// already has costs only this.
 	PullFixed time.Duration
 	// PullPerMB is added per MiB of the image's size (from the resolver).
 	PullPerMB time.Duration
-	// Start is the time from a container's start to its being ready.
+	// Start is how long the runtime takes to start a created container
+	// (CRI StartContainer); it is running, and ready without a readiness
+	// probe, once started.
 	Start time.Duration
 	// Stop is how long killing a running container takes (bounded by the
-	// pod's grace period when the pod is deleted).
+	// pod's grace period).
 	Stop time.Duration
 	// Run is how long a container that runs to completion (init
 	// containers, containers of restartPolicy Never/OnFailure pods) runs.
@@ -32,46 +38,80 @@ type Timings struct {
 	// back-off (doubling), like the kubelet's 10s and 5m.
 	BackoffInitial time.Duration
 	BackoffMax     time.Duration
+	// RelistPeriod is the pod lifecycle event generator's period (the
+	// kubelet's 1s relist): a sync sees the runtime as of the last relist
+	// after the previous sync ended, and a container that started or
+	// exited wakes its pod's worker at the next relist.
+	RelistPeriod time.Duration
+	// ErrorRequeue is how soon a pod worker whose sync failed (a pull
+	// error) syncs again, plus up to 50% jitter (the kubelet's 10s).
+	ErrorRequeue time.Duration
+	// ImageListPeriod is how often the node refreshes its list of images
+	// (the kubelet's 30s image cache); node.status.images shows a pulled
+	// image only after the next refresh.
+	ImageListPeriod time.Duration
 	// Heartbeat is the node Lease renewal period; node status is rewritten
-	// every 4 heartbeats, and at once when the node's images change.
+	// every 4 heartbeats, and when the image list changes.
 	Heartbeat time.Duration
 	// SerialPulls makes a node pull one image at a time, like the
 	// kubelet's default serializeImagePulls=true.
 	SerialPulls bool
 }
 
-// FastTimings are the defaults: quick enough for tests, slow enough that
-// every intermediate state is written at least once.
+// FastTimings are the defaults: every period of the kubelet 10x shorter
+// or more, quick enough for tests, with the order of what the kubelet
+// does unchanged (a back-off outlasts a relist).
 func FastTimings() Timings {
 	return Timings{
-		PullFixed:      20 * time.Millisecond,
-		PullPerMB:      2 * time.Millisecond,
-		Start:          30 * time.Millisecond,
-		Stop:           20 * time.Millisecond,
-		Run:            50 * time.Millisecond,
-		CrashAfter:     50 * time.Millisecond,
-		BackoffInitial: 200 * time.Millisecond,
-		BackoffMax:     2 * time.Second,
-		Heartbeat:      2 * time.Second,
-		SerialPulls:    true,
+		PullFixed:       20 * time.Millisecond,
+		PullPerMB:       2 * time.Millisecond,
+		Start:           30 * time.Millisecond,
+		Stop:            20 * time.Millisecond,
+		Run:             50 * time.Millisecond,
+		CrashAfter:      50 * time.Millisecond,
+		BackoffInitial:  200 * time.Millisecond,
+		BackoffMax:      2 * time.Second,
+		RelistPeriod:    100 * time.Millisecond,
+		ErrorRequeue:    200 * time.Millisecond,
+		ImageListPeriod: 200 * time.Millisecond,
+		Heartbeat:       2 * time.Second,
+		SerialPulls:     true,
 	}
 }
 
 // RealisticTimings resemble a node on a decent network pulling from a
-// nearby registry, with the kubelet's default back-off.
+// nearby registry, with the kubelet's own periods and back-off.
 func RealisticTimings() Timings {
 	return Timings{
-		PullFixed:      800 * time.Millisecond,
-		PullPerMB:      40 * time.Millisecond,
-		Start:          2 * time.Second,
-		Stop:           time.Second,
-		Run:            2 * time.Second,
-		CrashAfter:     time.Second,
-		BackoffInitial: 10 * time.Second,
-		BackoffMax:     5 * time.Minute,
-		Heartbeat:      10 * time.Second,
-		SerialPulls:    true,
+		PullFixed:       800 * time.Millisecond,
+		PullPerMB:       40 * time.Millisecond,
+		Start:           2 * time.Second,
+		Stop:            time.Second,
+		Run:             2 * time.Second,
+		CrashAfter:      time.Second,
+		BackoffInitial:  10 * time.Second,
+		BackoffMax:      5 * time.Minute,
+		RelistPeriod:    time.Second,
+		ErrorRequeue:    10 * time.Second,
+		ImageListPeriod: 30 * time.Second,
+		Heartbeat:       10 * time.Second,
+		SerialPulls:     true,
 	}
+}
+
+// withDefaults fills the kubelet's own periods a Timings leaves zero (one
+// written before they existed) from FastTimings.
+func (t Timings) withDefaults() Timings {
+	f := FastTimings()
+	for _, d := range []struct{ v, def *time.Duration }{
+		{&t.RelistPeriod, &f.RelistPeriod}, {&t.ErrorRequeue, &f.ErrorRequeue},
+		{&t.ImageListPeriod, &f.ImageListPeriod}, {&t.Heartbeat, &f.Heartbeat},
+	} {
+		if *d.v <= 0 {
+			*d.v = *d.def
+		}
+	}
+	return t
 }
 
 // Options configure a set of simulated nodes.

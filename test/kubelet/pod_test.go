@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -18,14 +19,17 @@ func TestInitAndSidecar(t *testing.T) {
 	pod := testPod(ctrSpec("app", imgV1))
 	pod.Spec.InitContainers = []corev1.Container{ctrSpec("setup", imgV1), sidecarSpec("proxy", imgV1)}
 	s := newSim(t, registry(), pod)
-	st := s.until("initializing", time.Second, func(st corev1.PodStatus) bool { return true })
-	if got := waitingOf(st, "app"); got != "PodInitializing" || st.Phase != corev1.PodPending {
-		t.Errorf("app waiting %q phase %s, want PodInitializing, Pending", got, st.Phase)
+	st := s.until("ready", 2*time.Second, ready)
+	first := s.writes[0]
+	if got := waitingOf(first, "app"); got != "PodInitializing" || first.Phase != corev1.PodPending || waitingOf(first, "setup") != "PodInitializing" {
+		t.Errorf("first status: app %q setup %q phase %s, want PodInitializing, Pending", got, waitingOf(first, "setup"), first.Phase)
 	}
-	st = s.until("ready", 2*time.Second, ready)
+	if names := []string{first.InitContainerStatuses[0].Name, first.InitContainerStatuses[1].Name}; !cmp.Equal(names, []string{"setup", "proxy"}) {
+		t.Errorf("init container statuses in order %q, want the spec's", names)
+	}
 	setup := statusOfName(st, "setup")
-	if setup.State.Terminated == nil || setup.State.Terminated.Reason != "Completed" || !setup.Ready {
-		t.Errorf("init container %+v, want terminated Completed and ready", setup)
+	if setup.State.Terminated == nil || setup.State.Terminated.Reason != "Completed" || !setup.Ready || setup.Resources == nil {
+		t.Errorf("init container %+v, want terminated Completed, ready, with resources", setup)
 	}
 	if c := findCondition(st.Conditions, corev1.PodInitialized); c == nil || c.Status != corev1.ConditionTrue {
 		t.Errorf("Initialized = %+v, want True", c)
@@ -49,17 +53,25 @@ func TestInitAndSidecar(t *testing.T) {
 	if got := statusOfName(st, "app"); got.RestartCount != 0 {
 		t.Errorf("app restarted with its sidecar: %+v", got)
 	}
+	if countEvents(s.h.events, "Killing: Init container proxy definition changed") != 1 {
+		t.Errorf("events %q, want one Killing of the sidecar", s.h.events)
+	}
 }
 
+// TestRunToCompletion: a pod that does not restart shows its containers
+// terminated (PodCompleted or PodFailed conditions) while its phase stays
+// what it was; the phase turns final once its sandbox is stopped
+// (PodReadyToStartContainers False).
 func TestRunToCompletion(t *testing.T) {
 	tests := []struct {
 		policy corev1.RestartPolicy
 		image  string
 		want   corev1.PodPhase
+		reason string
 	}{
-		{corev1.RestartPolicyNever, imgV1, corev1.PodSucceeded},
-		{corev1.RestartPolicyOnFailure, imgV1, corev1.PodSucceeded},
-		{corev1.RestartPolicyNever, "reg.test/app:crash", corev1.PodFailed},
+		{corev1.RestartPolicyNever, imgV1, corev1.PodSucceeded, "PodCompleted"},
+		{corev1.RestartPolicyOnFailure, imgV1, corev1.PodSucceeded, "PodCompleted"},
+		{corev1.RestartPolicyNever, "reg.test/app:crash", corev1.PodFailed, "PodFailed"},
 	}
 	for _, tc := range tests {
 		t.Run(string(tc.policy)+"/"+tc.image, func(t *testing.T) {
@@ -67,7 +79,6 @@ func TestRunToCompletion(t *testing.T) {
 			reg["reg.test/app:crash"] = Image{Digest: dig2, Crash: true}
 			pod := testPod(ctrSpec("app", tc.image))
 			pod.Spec.RestartPolicy = tc.policy
-			pod.Spec.InitContainers = []corev1.Container{sidecarSpec("proxy", imgV1)}
 			s := newSim(t, reg, pod)
 			st := s.until("finished", 5*time.Second, func(st corev1.PodStatus) bool {
 				return st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed
@@ -75,15 +86,42 @@ func TestRunToCompletion(t *testing.T) {
 			if st.Phase != tc.want {
 				t.Errorf("phase = %s, want %s", st.Phase, tc.want)
 			}
-			for _, name := range []string{"app", "proxy"} {
-				if cs := statusOfName(st, name); cs.State.Terminated == nil {
-					t.Errorf("%s not terminated: %+v", name, cs.State)
-				}
+			held := s.writes[len(s.writes)-2]
+			if c := findCondition(held.Conditions, corev1.ContainersReady); held.Phase == tc.want || c.Reason != tc.reason ||
+				statusOfName(held, "app").State.Terminated == nil || !sandboxCondition(held) {
+				t.Errorf("status before the final one: %s (ContainersReady %s), want terminated, %s, phase not final yet, sandbox ready",
+					shape(held), c.Reason, tc.reason)
 			}
-			if c := findCondition(st.Conditions, corev1.PodReady); c == nil || c.Status != corev1.ConditionFalse {
-				t.Errorf("Ready = %+v, want False", c)
+			if sandboxCondition(st) {
+				t.Errorf("final status %s: want PodReadyToStartContainers False", shape(st))
+			}
+			if c := findCondition(st.Conditions, corev1.PodReady); c == nil || c.Status != corev1.ConditionFalse || c.Reason != tc.reason {
+				t.Errorf("Ready = %+v, want False %s", c, tc.reason)
 			}
 		})
+	}
+}
+
+func sandboxCondition(st corev1.PodStatus) bool {
+	c := findCondition(st.Conditions, corev1.PodReadyToStartContainers)
+	return c != nil && c.Status == corev1.ConditionTrue
+}
+
+// TestSidecarStoppedWhenDone: once the regular containers of a pod that
+// does not restart are done, its sidecar is stopped and the pod succeeds.
+func TestSidecarStoppedWhenDone(t *testing.T) {
+	pod := testPod(ctrSpec("app", imgV1))
+	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+	pod.Spec.InitContainers = []corev1.Container{sidecarSpec("proxy", imgV1)}
+	s := newSim(t, registry(), pod)
+	st := s.until("finished", 5*time.Second, func(st corev1.PodStatus) bool { return st.Phase == corev1.PodSucceeded })
+	for _, name := range []string{"app", "proxy"} {
+		if cs := statusOfName(st, name); cs.State.Terminated == nil {
+			t.Errorf("%s not terminated: %+v", name, cs.State)
+		}
+	}
+	if countEvents(s.h.events, "Killing: Stopping container proxy") != 1 {
+		t.Errorf("events %q, want the sidecar stopped", s.h.events)
 	}
 }
 
@@ -91,13 +129,39 @@ func TestDeletionStopsContainers(t *testing.T) {
 	s := newSim(t, registry(), testPod(ctrSpec("app", imgV1)))
 	s.until("ready", time.Second, ready)
 	now := metav1.NewTime(s.now)
+	s.pod = s.pod.DeepCopy()
 	s.pod.DeletionTimestamp, s.pod.DeletionGracePeriodSeconds = &now, ptr(int64(30))
-	s.until("stopped", time.Second, func(corev1.PodStatus) bool { return s.rt.stopped })
-	st := podStatus(s.pod, s.rt, "172.18.0.2", s.now)
-	if cs := statusOfName(st, "app"); cs.State.Terminated == nil || cs.Ready {
-		t.Errorf("after deletion: %+v, want terminated", cs)
+	s.w.poke()
+	st := s.until("stopped", time.Second, func(st corev1.PodStatus) bool { return s.deleted })
+	if cs := statusOfName(st, "app"); cs.State.Terminated == nil || cs.Ready || st.Phase != corev1.PodSucceeded {
+		t.Errorf("after deletion: phase %s app %+v, want Succeeded, terminated", st.Phase, cs)
 	}
 	if countEvents(s.h.events, "Killing: Stopping container app") != 1 {
 		t.Errorf("events %q, want one Killing", s.h.events)
+	}
+}
+
+// TestGateLatency: the kubelet acts on a readiness gate's change at its
+// next sync, which waits for a relist after the previous sync ended: set
+// in the instant of a sync, the gate moves Ready one relist period later.
+func TestGateLatency(t *testing.T) {
+	const gate = "inplace.dev/ready"
+	pod := testPod(ctrSpec("app", imgV1))
+	pod.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: gate}}
+	s := newSim(t, registry(), pod)
+	s.until("containers ready", time.Second, func(st corev1.PodStatus) bool {
+		c := findCondition(st.Conditions, corev1.ContainersReady)
+		return c != nil && c.Status == corev1.ConditionTrue
+	})
+	if ready(s.pod.Status) {
+		t.Fatalf("Ready with the gate missing: %s", shape(s.pod.Status))
+	}
+	for _, status := range []corev1.ConditionStatus{corev1.ConditionTrue, corev1.ConditionFalse} {
+		set := s.now
+		s.setCondition(gate, status)
+		st := s.until("Ready follows the gate", time.Second, func(st corev1.PodStatus) bool { return ready(st) == (status == corev1.ConditionTrue) })
+		if d := s.now.Sub(set); d != s.tm.RelistPeriod {
+			t.Errorf("gate %s: Ready %v after %v, want after one relist (%v)", status, ready(st), d, s.tm.RelistPeriod)
+		}
 	}
 }

@@ -8,106 +8,155 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// podStatus computes the status the kubelet would report for pod from its
-// runtime state: container statuses, phase, IPs and the kubelet's
-// conditions. Conditions the kubelet does not own (readiness gates, ...)
-// are kept from pod.Status as they are.
-func podStatus(pod *corev1.Pod, rt *podRuntime, hostIP string, now time.Time) corev1.PodStatus {
-	st := *pod.Status.DeepCopy()
-	st.HostIP, st.HostIPs = hostIP, []corev1.HostIP{{IP: hostIP}}
-	if rt.podIP != "" {
-		st.PodIP, st.PodIPs = rt.podIP, []corev1.PodIP{{IP: rt.podIP}}
+// reason is what a sync's attempt to start a container ended with (the
+// kubelet's reasonCache): the next status shows the container waiting
+// with it, until a later sync starts the container.
+type reason struct{ reason, message string }
+
+// statusInput is what a sync generates a pod's status from.
+type statusInput struct {
+	pod      *corev1.Pod
+	snap     snapshot          // the runtime as the last relist saw it
+	reasons  map[string]reason // by container name
+	old      corev1.PodStatus  // the status generated last (or the API's)
+	hostIP   string
+	terminal bool // the pod's containers were stopped for good
+	now      time.Time
+}
+
+// generateStatus is the kubelet's generateAPIPodStatus (v1.35, no probes):
+// container statuses from the two newest runtime instances of each
+// container and the reason cache, the phase, the pod IP of a ready
+// sandbox, and the kubelet's conditions. Conditions the kubelet does not
+// own (readiness gates, ...) are kept from the pod as they are.
+func generateStatus(in statusInput) corev1.PodStatus {
+	pod := in.pod
+	st := corev1.PodStatus{QOSClass: pod.Status.QOSClass, StartTime: in.old.StartTime}
+	st.HostIP, st.HostIPs = in.hostIP, []corev1.HostIP{{IP: in.hostIP}}
+	st.PodIP, st.PodIPs = in.old.PodIP, in.old.PodIPs
+	if in.snap.sandboxReady() && in.snap.sandbox.ip != "" {
+		st.PodIP, st.PodIPs = in.snap.sandbox.ip, []corev1.PodIP{{IP: in.snap.sandbox.ip}}
 	}
 	if st.StartTime == nil {
-		t := apiTime(rt.startTime)
+		t := apiTime(in.now)
 		st.StartTime = &t
 	}
-	finished := rt.terminal != "" || rt.stopped
-	st.InitContainerStatuses = containerStatuses(pod, pod.Spec.InitContainers, true, rt, finished, now)
-	st.ContainerStatuses = containerStatuses(pod, pod.Spec.Containers, false, rt, finished, now)
-	st.Phase = rt.terminal
-	if st.Phase == "" {
-		st.Phase = podPhase(pod, st.InitContainerStatuses, st.ContainerStatuses, rt.stopped, rt.initialized)
+	hasInit := len(pod.Spec.InitContainers) > 0
+	st.InitContainerStatuses = containerStatuses(in, pod.Spec.InitContainers, in.old.InitContainerStatuses, true, hasInit)
+	st.ContainerStatuses = containerStatuses(in, pod.Spec.Containers, in.old.ContainerStatuses, false, hasInit)
+	st.Phase = podPhase(pod, st.InitContainerStatuses, st.ContainerStatuses, in.terminal, anyRegularSeen(pod, in.snap))
+	if st.Phase != corev1.PodSucceeded && st.Phase != corev1.PodFailed {
+		for _, p := range []corev1.PodPhase{in.old.Phase, pod.Status.Phase} {
+			if p == corev1.PodSucceeded || p == corev1.PodFailed {
+				st.Phase = p // a pod never leaves a terminal phase
+			}
+		}
 	}
 	st.ObservedGeneration = pod.Generation
-	st.Conditions = kubeletConditions(pod, st, now)
+	st.Conditions = kubeletConditions(pod, st, in.snap.sandboxReady(), in.old.Conditions, in.now)
 	return st
 }
 
-func containerStatuses(pod *corev1.Pod, specs []corev1.Container, isInit bool, rt *podRuntime, finished bool, now time.Time) []corev1.ContainerStatus {
+// containerStatuses converts the runtime's instances of specs to API
+// container statuses: the default waiting state for a container never
+// created, the newest instance's state (the one before it as lastState),
+// a waiting reason from the reason cache for a container to be restarted.
+func containerStatuses(in statusInput, specs []corev1.Container, old []corev1.ContainerStatus, isInit, hasInit bool) []corev1.ContainerStatus {
 	if len(specs) == 0 {
 		return nil
 	}
+	defaultWaiting := "ContainerCreating"
+	if hasInit {
+		defaultWaiting = "PodInitializing"
+	}
 	out := make([]corev1.ContainerStatus, 0, len(specs))
 	for i := range specs {
-		out = append(out, containerStatus(pod, &specs[i], kindOf(&specs[i], isInit), rt.ctrs[specs[i].Name], finished, now))
+		spec := &specs[i]
+		st := corev1.ContainerStatus{Name: spec.Name, Image: spec.Image,
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: defaultWaiting}}}
+		if o, ok := statusOf(old, spec.Name); ok {
+			if o.State.Terminated != nil {
+				st = *o.DeepCopy()
+			} else {
+				st.RestartCount, st.LastTerminationState = o.RestartCount, *o.LastTerminationState.DeepCopy()
+			}
+		}
+		cur, prev := in.snap.lastTwo(spec.Name)
+		if cur != nil {
+			st = instanceStatus(spec, cur)
+			if prev != nil {
+				st.LastTerminationState = instanceState(prev)
+			}
+		}
+		applyReason(in, spec, &st, isInit, cur)
+		probe(spec, &st, kindOf(spec, isInit))
+		out = append(out, st)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	if !isInit {
+		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	}
 	return out
 }
 
-func containerStatus(pod *corev1.Pod, spec *corev1.Container, k kind, c *ctr, finished bool, now time.Time) corev1.ContainerStatus {
-	st := corev1.ContainerStatus{Name: spec.Name, Image: spec.Image, Started: ptr(false)}
-	if c == nil || c.cur == nil {
-		st.State.Waiting = &corev1.ContainerStateWaiting{Reason: defaultWaiting(pod)}
-		if c != nil && c.wait.reason != "" {
-			st.State.Waiting = &corev1.ContainerStateWaiting{Reason: c.wait.reason, Message: c.wait.message}
-		}
-		return st
+// applyReason shows a container that is to be restarted as waiting with
+// the reason the last attempt to start it gave, its last state kept.
+func applyReason(in statusInput, spec *corev1.Container, st *corev1.ContainerStatus, isInit bool, cur *instance) {
+	if isInit && cur != nil && cur.state == exited && cur.exitCode == 0 && kindOf(spec, true) == initContainer {
+		return
 	}
-	st.Image, st.ImageID, st.ContainerID, st.RestartCount = c.cur.image, c.cur.imageID, c.cur.id, c.restarts
-	switch {
-	case c.running:
-		st.State.Running = &corev1.ContainerStateRunning{StartedAt: apiTime(c.cur.startedAt)}
-		st.LastTerminationState = terminated(c.prev)
-		st.Started = ptr(true)
-		st.Ready = k != initContainer && c.ready(now)
-		st.Resources = resources(spec)
-	case finished || !c.shouldRestart(pod.Spec.RestartPolicy):
-		st.State = terminated(c.cur)
-		st.LastTerminationState = terminated(c.prev)
-		st.Ready = k == initContainer && c.cur.exitCode == 0
-	default:
-		w := c.wait
-		if w.reason == "" {
-			w.reason = "ContainerCreating"
-		}
-		st.State.Waiting = &corev1.ContainerStateWaiting{Reason: w.reason, Message: w.message}
-		st.LastTerminationState = terminated(c.cur)
+	r, ok := in.reasons[spec.Name]
+	if !ok || !shouldRestart(spec, in.pod, in.snap) {
+		return
 	}
-	return st
+	if st.State.Terminated != nil {
+		st.LastTerminationState = st.State
+	}
+	st.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: r.reason, Message: r.message}}
 }
 
-// defaultWaiting is the reason of a container never started yet.
-func defaultWaiting(pod *corev1.Pod) string {
-	if len(pod.Spec.InitContainers) > 0 {
-		return "PodInitializing"
+// instanceStatus is the status of a runtime instance: its image, imageID,
+// ID, restart count, state and, as for every container the runtime has,
+// resources (the spec's, as allocated).
+func instanceStatus(spec *corev1.Container, in *instance) corev1.ContainerStatus {
+	return corev1.ContainerStatus{
+		Name:               spec.Name,
+		Image:              in.image,
+		ImageID:            in.imageID,
+		ContainerID:        in.id,
+		RestartCount:       in.restarts,
+		State:              instanceState(in),
+		Resources:          spec.Resources.DeepCopy(),
+		AllocatedResources: spec.Resources.Requests.DeepCopy(),
 	}
-	return "ContainerCreating"
 }
 
-func terminated(in *instance) corev1.ContainerState {
-	if in == nil {
-		return corev1.ContainerState{}
+func instanceState(in *instance) corev1.ContainerState {
+	switch in.state {
+	case running:
+		return corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: apiTime(in.started)}}
+	case created:
+		return corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{}}
 	}
 	return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 		ExitCode:    in.exitCode,
 		Reason:      in.reason,
-		StartedAt:   apiTime(in.startedAt),
-		FinishedAt:  apiTime(in.finishedAt),
+		StartedAt:   apiTime(in.started),
+		FinishedAt:  apiTime(in.finished),
 		ContainerID: in.id,
 	}}
 }
 
-// resources reports a running container's resources as the kubelet does
-// (needed for the resize subresource to accept a pod).
-func resources(spec *corev1.Container) *corev1.ResourceRequirements {
-	if len(spec.Resources.Requests) == 0 && len(spec.Resources.Limits) == 0 {
-		return nil
-	}
-	return &corev1.ResourceRequirements{
-		Requests: spec.Resources.Requests.DeepCopy(),
-		Limits:   spec.Resources.Limits.DeepCopy(),
+// probe is the prober's part of a status without probes: a running
+// container is started and ready; a plain init container is ready once it
+// exited 0.
+func probe(spec *corev1.Container, st *corev1.ContainerStatus, k kind) {
+	started := st.State.Running != nil
+	st.Started = ptr(started)
+	switch {
+	case k == initContainer:
+		st.Ready = st.State.Terminated != nil && st.State.Terminated.ExitCode == 0
+	default:
+		st.Ready = started
 	}
 }
 

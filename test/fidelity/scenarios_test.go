@@ -1,0 +1,217 @@
+package fidelity_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/test/registry"
+	w "github.com/inplace-dev/inplace/test/world"
+)
+
+// images are the references a scenario uses, by label.
+type images map[string]string
+
+// step acts on the pod (when do is set), then waits until the pod
+// satisfies until.
+type step struct {
+	what  string
+	do    func(ctx context.Context, c kubernetes.Interface, pod *corev1.Pod, img images) error
+	until func(p *corev1.Pod, img images) bool
+}
+
+type scenario struct {
+	name  string
+	pod   func(img images) corev1.PodSpec
+	gate  bool
+	steps []step
+}
+
+func scenarios() []scenario {
+	running := func(img string) func(*corev1.Pod, images) bool {
+		return func(p *corev1.Pod, m images) bool {
+			cs := w.ContainerStatus(p, "app")
+			return w.PodReady(p) && cs != nil && cs.Image == m[img] && cs.State.Running != nil
+		}
+	}
+	waiting := func(reason string) func(*corev1.Pod, images) bool {
+		return func(p *corev1.Pod, _ images) bool {
+			cs := w.ContainerStatus(p, "app")
+			return cs != nil && cs.State.Waiting != nil && cs.State.Waiting.Reason == reason
+		}
+	}
+	app := func(img string) func(images) corev1.PodSpec {
+		return func(m images) corev1.PodSpec {
+			return corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: m[img]}}}
+		}
+	}
+	return []scenario{
+		{name: "start", pod: app("v1"), steps: []step{{what: "Ready", until: running("v1")}}},
+		{name: "image change", pod: app("v1"), steps: []step{
+			{what: "Ready on v1", until: running("v1")},
+			{what: "Ready on v2", do: setImage("v2"), until: running("v2")},
+		}},
+		{name: "missing image", pod: app("v1"), steps: []step{
+			{what: "Ready on v1", until: running("v1")},
+			{what: "ImagePullBackOff", do: setImage("missing"), until: waiting("ImagePullBackOff")},
+			{what: "Ready on v1 again", do: setImage("v1"), until: running("v1")},
+		}},
+		{name: "crash", pod: app("v1"), steps: []step{
+			{what: "Ready on v1", until: running("v1")},
+			{what: "CrashLoopBackOff", do: setImage("crash"), until: waiting("CrashLoopBackOff")},
+		}},
+		{name: "readiness gate", pod: app("v1"), gate: true, steps: []step{
+			{what: "containers ready, gate missing", until: func(p *corev1.Pod, _ images) bool {
+				return condition(p, corev1.ContainersReady) == corev1.ConditionTrue
+			}},
+			{what: "Ready", do: setGate(corev1.ConditionTrue), until: running("v1")},
+			{what: "not Ready", do: setGate(corev1.ConditionFalse), until: func(p *corev1.Pod, _ images) bool {
+				return condition(p, corev1.PodReady) == corev1.ConditionFalse
+			}},
+		}},
+		{name: "run to completion", pod: func(m images) corev1.PodSpec {
+			return corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "app", Image: m["v1"]}}}
+		}, steps: []step{{what: "Succeeded", until: func(p *corev1.Pod, _ images) bool { return p.Status.Phase == corev1.PodSucceeded }}}},
+		{name: "init container", pod: func(m images) corev1.PodSpec {
+			return corev1.PodSpec{InitContainers: []corev1.Container{{Name: "init", Image: m["v1"]}},
+				Containers: []corev1.Container{{Name: "app", Image: m["v1"]}}}
+		}, steps: []step{{what: "Ready", until: running("v1")}}},
+	}
+}
+
+// TestSimulationAgreesWithKubelet runs each scenario on a simulated node
+// and on a hollow node (the real kubelet's code) at once and compares the
+// sequence of each pod's status shapes and its Events.
+func TestSimulationAgreesWithKubelet(t *testing.T) {
+	p := world(t)
+	ns := p.cluster.NewNamespace(t)
+	img := pushImages(t, p)
+	names := map[string]string{}
+	for label, ref := range img {
+		names[ref] = label
+		if d, err := p.registry.Resolve(t.Context(), ref); err == nil {
+			names[d.Digest] = "@" + label
+		}
+	}
+	for i, sc := range scenarios() {
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			stories := map[string][2][]string{}
+			done := make(chan [3]any, 2)
+			for _, node := range []string{simNode, hollowNode} {
+				go func() {
+					name := fmt.Sprintf("s%d-%s", i, strings.SplitN(node, "-", 2)[0])
+					shapes, evs, err := run(t, p.cluster.Client(), ns, name, node, sc, img, names)
+					done <- [3]any{node, [2][]string{shapes, evs}, err}
+				}()
+			}
+			for range 2 {
+				r := <-done
+				if r[2] != nil {
+					t.Errorf("%s: %v", r[0], r[2])
+				}
+				stories[r[0].(string)] = r[1].([2][]string)
+			}
+			sim, real := stories[simNode], stories[hollowNode]
+			if d := cmp.Diff(real[0], sim[0]); d != "" {
+				t.Errorf("pod status sequence differs (-hollow/real kubelet +simulated):\n%s", d)
+			}
+			if d := cmp.Diff(real[1], sim[1]); d != "" {
+				t.Errorf("Events differ (-hollow/real kubelet +simulated):\n%s", d)
+			}
+			if t.Failed() || testing.Verbose() {
+				t.Logf("real kubelet:\n  %s\n  %s", strings.Join(real[0], "\n  "), strings.Join(real[1], "\n  "))
+			}
+		})
+	}
+}
+
+// run creates the scenario's pod on node and plays its steps.
+func run(t *testing.T, c kubernetes.Interface, ns, name, node string, sc scenario, img images, names map[string]string) ([]string, []string, error) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: sc.pod(img)}
+	pod.Spec.NodeName = node
+	pod.Spec.TerminationGracePeriodSeconds = new(int64)
+	if sc.gate {
+		pod.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: inplace.ReadinessGate}}
+	}
+	r := record(t, c, ns, name, names)
+	if _, err := c.CoreV1().Pods(ns).Create(t.Context(), pod, metav1.CreateOptions{}); err != nil {
+		return nil, nil, err
+	}
+	for _, st := range sc.steps {
+		if st.do != nil {
+			cur, err := c.CoreV1().Pods(ns).Get(t.Context(), name, metav1.GetOptions{})
+			if err != nil {
+				return nil, nil, err
+			}
+			if err := st.do(t.Context(), c, cur, img); err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", st.what, err)
+			}
+		}
+		err := w.Eventually(t.Context(), 2*time.Minute, st.what, func(context.Context) (bool, error) {
+			p := r.current()
+			return p != nil && st.until(p, img), nil
+		})
+		if err != nil {
+			shapes, _ := r.story()
+			return nil, nil, fmt.Errorf("%w; seen:\n  %s", err, strings.Join(shapes, "\n  "))
+		}
+	}
+	// Events are recorded asynchronously: let the last ones arrive.
+	time.Sleep(2 * time.Second)
+	shapes, evs := r.story()
+	return shapes, evs, nil
+}
+
+func pushImages(t *testing.T, p *pools) images {
+	t.Helper()
+	host := p.registry.Host()
+	img := images{"missing": host + "/fidelity/app:v404"}
+	for _, x := range []struct {
+		label, repo, tag string
+		opts             []registry.PushOption
+	}{
+		{"v1", "fidelity/app", "v1", nil}, {"v2", "fidelity/app", "v2", nil},
+		{"crash", "fidelity/crash", "v1", []registry.PushOption{registry.WithCrash()}},
+	} {
+		if _, err := p.registry.Push(t.Context(), x.repo, x.tag, x.opts...); err != nil {
+			t.Fatal(err)
+		}
+		img[x.label] = host + "/" + x.repo + ":" + x.tag
+	}
+	return img
+}
+
+func setImage(label string) func(context.Context, kubernetes.Interface, *corev1.Pod, images) error {
+	return func(ctx context.Context, c kubernetes.Interface, pod *corev1.Pod, img images) error {
+		patch := fmt.Sprintf(`[{"op":"replace","path":"/spec/containers/0/image","value":%q}]`, img[label])
+		_, err := c.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.JSONPatchType, []byte(patch), metav1.PatchOptions{})
+		return err
+	}
+}
+
+func setGate(status corev1.ConditionStatus) func(context.Context, kubernetes.Interface, *corev1.Pod, images) error {
+	return func(ctx context.Context, c kubernetes.Interface, pod *corev1.Pod, _ images) error {
+		patch := inplace.GatePatch(pod.UID, status, "Test", "set by the test", time.Now())
+		_, err := c.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+		return err
+	}
+}
+
+func condition(p *corev1.Pod, t corev1.PodConditionType) corev1.ConditionStatus {
+	for _, c := range p.Status.Conditions {
+		if c.Type == t {
+			return c.Status
+		}
+	}
+	return ""
+}
