@@ -17,25 +17,40 @@
 // metadata.name as DaemonSet pods use, taints, pod count, cpu/memory
 // requests); pods that fit nowhere get PodScheduled=False Unschedulable.
 //
-// Pods follow the kubelet: Pending (ContainerCreating / PodInitializing) →
-// pull (events Pulling, Pulled) → Created, Started → Running → Ready after
-// Timings.Start; init containers run to completion in order, sidecars
-// (restartable init containers) start first and keep running; Ready is
-// ContainersReady and every readiness gate's condition True (conditions
-// written by others are kept, status writes retry on conflict from a fresh
-// read). A changed image of a running container (regular or sidecar) is a
-// definition change: Killing, stop, pull per imagePullPolicy (the node's
-// image store makes IfNotPresent pulls free), start with restartCount+1, a
-// new containerID and imageID, the old container as lastState; a completed
-// init container is not re-run. A reference the resolver does not know gives
-// Failed events and ErrImagePull/ImagePullBackOff with back-off, keeping
-// the old image and imageID in the status, phase Running; it recovers when
-// the image appears or the spec changes back. A crashing image gives
-// CrashLoopBackOff with back-off. Containers of restartPolicy
-// Never/OnFailure pods exit 0 after Timings.Run (phase Succeeded). A pod
-// being deleted has its containers stopped (Killing) and is then deleted
-// with grace 0 and a UID precondition. status.observedGeneration is the
-// generation acted on.
+// Pods follow the v1.35 kubelet's pod worker (pkg/kubelet/pod_workers.go,
+// kubelet.go SyncPod, kuberuntime computePodActions), over a simulated
+// container runtime: each sync first writes the status generated from the
+// runtime as the last relist saw it and from the reason cache (what the
+// previous sync's attempts to start containers ended with: ErrImagePull,
+// ImagePullBackOff, CrashLoopBackOff, ...), then runs its actions (create
+// the sandbox; kill a container whose image changed, "Container X
+// definition changed, will be restarted"; pull per imagePullPolicy;
+// create and start), which keep the worker busy for their durations. The
+// next sync waits for a relist after the previous one ended and runs on a
+// pod change (spec, metadata, deletion, readiness gates to reconcile), on
+// a relist (every Timings.RelistPeriod) that saw a container start or
+// exit, or on a requeue (Timings.ErrorRequeue after a failed start, the
+// end of a crash-loop back-off, else a minute). So, as on a real node:
+// a new pod is first Pending without a sandbox (PodReadyToStartContainers
+// False); a container without a readiness probe is ready in the same
+// write as running; during an image-change restart nothing is written, the
+// old container stays running and Ready until the status shows the new one
+// running and Ready (restartCount+1, lastState terminated Completed, exit
+// 0); a missing image shows ErrImagePull with the old image and imageID and
+// the old container as lastState, then ImagePullBackOff, each one sync late;
+// a container that exits shows terminated (Error, 1 for a crashing image),
+// its first restart is immediate, CrashLoopBackOff shows after a sync met
+// the back-off; a pod that does not restart shows its containers terminated
+// with PodCompleted conditions before its phase turns Succeeded (its
+// sandbox stopped). Init containers run one at a time, sidecars (restartable
+// init containers) keep running and restart on an image change; a completed
+// init container is not re-run. The kubelet's conditions come after the
+// others' (readiness gates are kept as written), PodScheduled=True
+// included; container statuses carry resources. Events have the kubelet's
+// 1.35 texts. A pod being deleted has its containers stopped (Killing
+// "Stopping container") within its grace period and is then deleted with
+// grace 0 and a UID precondition. node.status.images lists a pulled image
+// after the next image list refresh (Timings.ImageListPeriod).
 //
 // What a node pulls comes from an ImageResolver (the test registry in the
 // test world); durations come from Timings. The package is test support:

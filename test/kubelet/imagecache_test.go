@@ -79,3 +79,34 @@ func TestNodeImagesList(t *testing.T) {
 		t.Errorf("node images (-want +got):\n%s", diff)
 	}
 }
+
+// TestNodeImagesListedAfterRefresh: node.status.images shows a pull only
+// once the node's image list is refreshed after the pull completed.
+func TestNodeImagesListedAfterRefresh(t *testing.T) {
+	n, err := newNode("node-0", 0, "10.244.0.0/16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := Timings{PullFixed: time.Second}
+	if _, err := n.cache.pull(imgV1, Image{Digest: dig1, Size: 10}, t0, tm); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		at          time.Duration
+		wantChanged bool
+		wantListed  int
+	}{
+		{0, false, 0},                      // the pull is still running
+		{500 * time.Millisecond, false, 0}, // still
+		{time.Second, true, 1},             // done: the refresh lists it
+		{2 * time.Second, false, 1},        // nothing new
+	}
+	for _, s := range steps {
+		if got := n.refreshImages(t0.Add(s.at)); got != s.wantChanged {
+			t.Errorf("refresh at %v: changed %v, want %v", s.at, got, s.wantChanged)
+		}
+		if got := len(n.listedImages()); got != s.wantListed {
+			t.Errorf("after refresh at %v: %d images listed, want %d", s.at, got, s.wantListed)
+		}
+	}
+}

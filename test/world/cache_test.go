@@ -1,6 +1,7 @@
 package world_test
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -13,7 +14,8 @@ import (
 )
 
 // TestImageCachePerNode: the first pod pulls the image onto its node
-// ("Successfully pulled"), the node reports it in status.images, a second
+// ("Successfully pulled"), the node reports it in status.images (after its
+// image list refresh), a second
 // pod on that node finds it "already present on machine" and never pulls,
 // and a pod with imagePullPolicy Always pulls again anyway.
 func TestImageCachePerNode(t *testing.T) {
@@ -39,12 +41,16 @@ func TestImageCachePerNode(t *testing.T) {
 	pulled := waitEvent(t, w, first, "Pulled", "Successfully pulled image")
 	t.Logf("first pull on %s: %s", node, pulled.Message)
 
-	n, err := w.Client().CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	// The node lists the image only after its image list refresh and
+	// status update: up to ~40s on a real kubelet.
+	var n *corev1.Node
+	err = world.Eventually(ctx, podTimeout, "node.status.images lists the pulled image", func(ctx context.Context) (bool, error) {
+		var err error
+		n, err = w.Client().CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		return err == nil && nodeHasImage(n, imageID, image, 8<<20), err
+	})
 	if err != nil {
-		t.Fatalf("get node: %v", err)
-	}
-	if !nodeHasImage(n, imageID, image, 8<<20) {
-		t.Errorf("node %s status.images = %+v, want %s and %s of at least 8MiB", node, n.Status.Images, imageID, image)
+		t.Errorf("node %s status.images = %+v, want %s and %s of at least 8MiB: %v", node, n.Status.Images, imageID, image, err)
 	}
 
 	second := runPod(t, w, onNode("second", corev1.PullIfNotPresent))
