@@ -78,6 +78,22 @@ func scenarios() []scenario {
 				return condition(p, corev1.PodReady) == corev1.ConditionFalse
 			}},
 		}},
+		// patch-pod's way: the gate set False before the image changes, so
+		// the pod leaves its Services first, and True once it runs again.
+		{name: "gated image change", pod: app("v1"), gate: true, steps: []step{
+			{what: "containers ready, gate missing", until: func(p *corev1.Pod, _ images) bool {
+				return condition(p, corev1.ContainersReady) == corev1.ConditionTrue
+			}},
+			{what: "Ready", do: setGate(corev1.ConditionTrue), until: running("v1")},
+			{what: "not Ready", do: setGate(corev1.ConditionFalse), until: func(p *corev1.Pod, _ images) bool {
+				return condition(p, corev1.PodReady) == corev1.ConditionFalse
+			}},
+			{what: "running v2, gate still False", do: setImage("v2"), until: func(p *corev1.Pod, m images) bool {
+				cs := w.ContainerStatus(p, "app")
+				return cs != nil && cs.Image == m["v2"] && cs.Ready
+			}},
+			{what: "Ready on v2", do: setGate(corev1.ConditionTrue), until: running("v2")},
+		}},
 		{name: "run to completion", pod: func(m images) corev1.PodSpec {
 			return corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "app", Image: m["v1"]}}}
 		}, steps: []step{{what: "Succeeded", until: func(p *corev1.Pod, _ images) bool { return p.Status.Phase == corev1.PodSucceeded }}}},
