@@ -11,7 +11,9 @@ import (
 type PrepulledData struct {
 	Plan Plan   `json:"plan"`
 	Node string `json:"node"`
-	// PullMillis is how long the pull took; 0 when skipped.
+	// PullMillis is how long the pull took, as pre-pull saw it: from
+	// creating the pre-pull pod (its own clock, to the nanosecond) to
+	// finding it done; 0 when skipped.
 	PullMillis int64 `json:"pullMillis,omitempty"`
 	// Skipped says why no pull was done ("disabled", "present on node").
 	Skipped string `json:"skipped,omitempty"`

@@ -56,23 +56,39 @@ const (
 	ExtReplayStart = "inplacereplaystart"
 )
 
-// Short returns the short form of a project type: "image.pushed" for
-// "dev.inplace.image.pushed.v1". Foreign types are returned unchanged.
+// CDEventsPrefix starts every CDEvents type:
+// dev.cdevents.<subject>.<predicate>.<version>.
+const CDEventsPrefix = "dev.cdevents."
+
+// Short returns the short form, <noun>.<verb>, of a project type
+// ("image.pushed" for "dev.inplace.image.pushed.v1") and of a CDEvents type
+// ("service.upgraded" for "dev.cdevents.service.upgraded.0.2.0"): the
+// event's subject on the bus is inplace.<noun>.<verb>. Other types are
+// returned unchanged.
 func Short(typ string) string {
-	if !strings.HasPrefix(typ, TypePrefix) {
-		return typ
+	switch {
+	case strings.HasPrefix(typ, TypePrefix):
+		s := strings.TrimPrefix(typ, TypePrefix)
+		if i := strings.LastIndex(s, ".v"); i > 0 {
+			s = s[:i]
+		}
+		return s
+	case strings.HasPrefix(typ, CDEventsPrefix):
+		parts := strings.SplitN(strings.TrimPrefix(typ, CDEventsPrefix), ".", 3)
+		if len(parts) == 3 && parts[0] != "" && parts[1] != "" {
+			return parts[0] + "." + parts[1]
+		}
 	}
-	s := strings.TrimPrefix(typ, TypePrefix)
-	if i := strings.LastIndex(s, ".v"); i > 0 {
-		s = s[:i]
-	}
-	return s
+	return typ
 }
 
-// Long is the inverse of Short for the project's own types; it returns ""
-// for a short name it does not know.
+// CDTypes are the CDEvents this project emits.
+var CDTypes = []string{CDServiceUpgraded, CDServiceRolledBack}
+
+// Long is the inverse of Short for the types this project emits, its own
+// and its CDEvents; it returns "" for a short name it does not know.
 func Long(short string) string {
-	for _, t := range Types {
+	for _, t := range append(Types[:len(Types):len(Types)], CDTypes...) {
 		if Short(t) == short {
 			return t
 		}

@@ -188,7 +188,7 @@ func (s *step) send(ctx context.Context, pod *corev1.Pod, patch []byte, now time
 		return nil, fmt.Errorf("patch pod %s: %w", s.plan.Pod, err)
 	}
 	for _, c := range s.plan.Containers {
-		s.f.d.Recorder.Eventf(out, corev1.EventTypeNormal, EventUpgrade, "Upgrading container %s to %s (upgrade %s)",
+		s.f.d.Recorder.Eventf(out, corev1.EventTypeNormal, EventUpgrade, "Upgrading container %s in place to image %q (upgrade %s)",
 			c.Name, c.ToImage, s.plan.UpgradeID)
 	}
 	s.f.d.Log.Info("pod patched", "pod", s.plan.Pod.String(), "upgrade", s.plan.UpgradeID, "resourceVersion", out.ResourceVersion)

@@ -47,7 +47,7 @@ func TestPatchChangesOnlyPlannedContainers(t *testing.T) {
 	if out.ID() != inplace.StepID(plan, events.PodPatched) || data.Plan.UpgradeID != "up-1" || data.ResourceVersion == "" {
 		t.Errorf("pod.patched id %s data %+v, want the step id and a resourceVersion", out.ID(), data)
 	}
-	fntest.WaitEvent(t, w, pod, "InPlaceUpgrade", "Upgrading container app to "+app2.Pinned)
+	fntest.WaitEvent(t, w, pod, "InPlaceUpgrade", "Upgrading container app in place to image \""+app2.Pinned+"\"")
 
 	settled := fntest.WaitPod(t, w, pod, "restarted on v2 and Ready", func(p *corev1.Pod) bool {
 		cs := fntest.ContainerStatus(p)

@@ -138,7 +138,7 @@ func (f *Function) start(ctx context.Context, e cloudevents.Event, plan events.P
 		}
 		return nil, settle.NotYet(f.d.Recheck, "node %s has %d pre-pulls under way", plan.Pod.Node, cfg.PrepullPerNode)
 	}
-	pod := podFor(cfg.PrepullNamespace, name, plan.Pod.Node, images)
+	pod := podFor(cfg.PrepullNamespace, name, plan.Pod.Node, images, f.d.Clock.Now())
 	_, err := f.d.Client.CoreV1().Pods(cfg.PrepullNamespace).Create(ctx, pod, metav1.CreateOptions{FieldManager: "inplace-" + Name})
 	switch {
 	case apierrors.IsAlreadyExists(err):
@@ -153,7 +153,7 @@ func (f *Function) start(ctx context.Context, e cloudevents.Event, plan events.P
 // follow reads the pre-pull pod's status and ends it when it is done.
 func (f *Function) follow(ctx context.Context, e cloudevents.Event, plan events.Plan, p *corev1.Pod,
 	cfg config.Defaults) ([]cloudevents.Event, error) {
-	age := f.d.Clock.Since(p.CreationTimestamp.Time)
+	age := f.d.Clock.Since(createdAt(p))
 	v, msg := evaluate(p)
 	if v == pending && age <= cfg.PrepullTimeout {
 		return nil, settle.NotYet(f.d.Recheck, "%s", msg)

@@ -46,11 +46,16 @@ func TestPrepullPutsImageOnNode(t *testing.T) {
 		t.Fatalf("node %s already has %s", pod.Spec.NodeName, v2.ImageID)
 	}
 
+	start := time.Now()
 	r := fntest.Drive(t, f.Handle, planned(t, plan))
+	took := time.Since(start)
 	out := fntest.One(t, r, events.ImagePrepulled)
 	got := fntest.Data[events.PrepulledData](t, out)
 	if got.Skipped != "" || got.Node != pod.Spec.NodeName || r.NotYet == 0 {
 		t.Errorf("prepulled = skipped %q node %q after %d not-yets; want a pull on %s", got.Skipped, got.Node, r.NotYet, pod.Spec.NodeName)
+	}
+	if pulled := time.Duration(got.PullMillis) * time.Millisecond; pulled <= 0 || pulled > took {
+		t.Errorf("pulled in %s, but pre-pull ran only %s in all", pulled, took)
 	}
 	if out.ID() != inplace.StepID(plan, events.ImagePrepulled) || events.UpgradeID(out) != "up-1" {
 		t.Errorf("id %s upgradeid %s, want the step id and up-1", out.ID(), events.UpgradeID(out))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -22,6 +23,10 @@ const (
 	Component        = "prepull"
 	LabelImages      = "inplace.dev/prepull-images"
 	AnnotationImages = "inplace.dev/prepull-images"
+	// AnnotationCreated is when pre-pull created the pod, to the
+	// nanosecond (creationTimestamp has whole seconds: a pull timed from it
+	// reads up to a second long).
+	AnnotationCreated = "inplace.dev/prepull-created"
 )
 
 // Selector selects every pre-pull pod.
@@ -57,7 +62,7 @@ func slotName(node string, i int) string {
 }
 
 // podFor is the pre-pull pod of images on node in slot name.
-func podFor(namespace, name, node string, images []string) *corev1.Pod {
+func podFor(namespace, name, node string, images []string, created time.Time) *corev1.Pod {
 	tiny := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1m"), corev1.ResourceMemory: resource.MustParse("8Mi")}
 	limit := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")}
 	var containers []corev1.Container
@@ -76,7 +81,8 @@ func podFor(namespace, name, node string, images []string) *corev1.Pod {
 			Name: name, Namespace: namespace,
 			Labels: map[string]string{LabelManagedBy: ManagedBy, LabelComponent: Component,
 				LabelImages: imagesKey(images)},
-			Annotations: map[string]string{AnnotationImages: strings.Join(images, ",")},
+			Annotations: map[string]string{AnnotationImages: strings.Join(images, ","),
+				AnnotationCreated: created.UTC().Format(time.RFC3339Nano)},
 		},
 		Spec: corev1.PodSpec{
 			NodeName:                      node,
@@ -88,4 +94,13 @@ func podFor(namespace, name, node string, images []string) *corev1.Pod {
 			TerminationGracePeriodSeconds: &zero,
 		},
 	}
+}
+
+// createdAt is when pre-pull created the pod: its own stamp, else (a pod
+// made before the stamp existed) the API server's, in whole seconds.
+func createdAt(p *corev1.Pod) time.Time {
+	if t, err := time.Parse(time.RFC3339Nano, p.Annotations[AnnotationCreated]); err == nil {
+		return t
+	}
+	return p.CreationTimestamp.Time
 }

@@ -1,6 +1,8 @@
 package prepull
 
 import (
+	"time"
+
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -118,7 +120,7 @@ func TestPodFor(t *testing.T) {
 	if diff := cmp.Diff([]string{"r/a:1", "r/b:2"}, images); diff != "" {
 		t.Fatalf("targets (-want +got):\n%s", diff)
 	}
-	p := podFor("inplace-system", slotName("node-1", 0), "node-1", images)
+	p := podFor("inplace-system", slotName("node-1", 0), "node-1", images, time.Now())
 	var got []string
 	for _, c := range p.Spec.Containers {
 		got = append(got, c.Image+" "+string(c.ImagePullPolicy))
@@ -144,5 +146,21 @@ func TestPodFor(t *testing.T) {
 	}
 	if imagesKey([]string{"r/a:1"}) == imagesKey(images) || slotName("node-1", 0) == slotName("node-2", 0) {
 		t.Error("keys or slot names collide")
+	}
+}
+
+// The pull is timed from pre-pull's own stamp on the pod, not from its
+// creationTimestamp, which has whole seconds (it made a pull that took
+// 1.03 s since the plan read "pulled in 1.885s").
+func TestCreatedAtIsPrecise(t *testing.T) {
+	created := time.Date(2026, 5, 1, 10, 2, 11, 930_000_000, time.UTC)
+	p := podFor("inplace-system", slotName("node-1", 0), "node-1", []string{"r/a:1"}, created)
+	p.CreationTimestamp = metav1.NewTime(created.Truncate(time.Second))
+	if got := createdAt(p); !got.Equal(created) {
+		t.Errorf("createdAt = %s; want %s (the stamp, not the whole-second creationTimestamp)", got, created)
+	}
+	delete(p.Annotations, AnnotationCreated)
+	if got := createdAt(p); !got.Equal(created.Truncate(time.Second)) {
+		t.Errorf("without the stamp createdAt = %s; want the creationTimestamp", got)
 	}
 }

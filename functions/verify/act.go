@@ -63,7 +63,7 @@ func (s *step) rollback(ctx context.Context, plan events.Plan, st *inplace.State
 		return nil, err
 	}
 	for _, c := range st.Containers {
-		s.f.d.Recorder.Eventf(pod, corev1.EventTypeWarning, EventRollback, "Rolling back container %s to %s: %s: %s",
+		s.f.d.Recorder.Eventf(pod, corev1.EventTypeWarning, EventRollback, "Rolling back container %s to image %q: %s: %s",
 			c.Name, c.PreviousImage, d.reason, d.message)
 	}
 	s.f.d.Log.Warn("rolling back", "pod", plan.Pod.String(), "upgrade", plan.UpgradeID, "reason", d.reason, "message", d.message)
@@ -91,7 +91,7 @@ func (s *step) finish(ctx context.Context, plan events.Plan, st *inplace.State, 
 	next.Phase, next.Reason, next.Message = phase, d.reason, d.message
 	switch phase {
 	case inplace.PhaseSucceeded:
-		s.f.d.Recorder.Eventf(pod, corev1.EventTypeNormal, EventUpgrade, "Upgraded in place to %s", plan.Target)
+		s.f.d.Recorder.Eventf(pod, corev1.EventTypeNormal, EventUpgrade, "Upgraded in place to image %q", plan.Target)
 		return s.outcome(plan, &next, pod, events.UpgradeSucceeded, events.OutcomeSucceeded, d.reason, d.message)
 	case inplace.PhaseRolledBack:
 		s.f.d.Recorder.Eventf(pod, corev1.EventTypeNormal, EventRollback, "Rolled back to the previous images after %s", d.reason)

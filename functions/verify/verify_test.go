@@ -45,7 +45,7 @@ func TestVerifySucceeds(t *testing.T) {
 	if st := state(t, after); st.Phase != inplace.PhaseSucceeded {
 		t.Errorf("state phase = %s, want Succeeded", st.Phase)
 	}
-	fntest.WaitEvent(t, fx.w, pod, verify.EventUpgrade, "Upgraded in place to")
+	fntest.WaitEvent(t, fx.w, pod, verify.EventUpgrade, "Upgraded in place to image \"")
 
 	// Redelivered: the same event, nothing written.
 	rv := fntest.Get(t, fx.w, pod).ResourceVersion
@@ -104,7 +104,7 @@ func TestVerifyRollsBack(t *testing.T) {
 			if after.UID != pod.UID {
 				t.Error("the pod was replaced")
 			}
-			fntest.WaitEvent(t, fx.w, pod, verify.EventRollback, "Rolling back container app to "+v1.Ref)
+			fntest.WaitEvent(t, fx.w, pod, verify.EventRollback, "Rolling back container app to image \""+v1.Ref+"\"")
 		})
 	}
 }

@@ -200,4 +200,12 @@ func TestConfigTimings(t *testing.T) {
 	if got := c.Subject(events.UpgradeRolledBack); got != "inplace.upgrade.rolledback" {
 		t.Errorf("Subject = %s", got)
 	}
+	// CDEvents go inside the documented inplace.<noun>.<verb> scheme too
+	// (before: inplace.dev.cdevents.service.upgraded.0.2.0).
+	for typ, want := range map[string]string{events.CDServiceUpgraded: "inplace.service.upgraded",
+		events.CDServiceRolledBack: "inplace.service.rolledback"} {
+		if got := c.Subject(typ); got != want {
+			t.Errorf("Subject(%s) = %s; want %s", typ, got, want)
+		}
+	}
 }

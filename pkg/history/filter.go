@@ -29,10 +29,10 @@ type Filter struct {
 // or a pattern with NATS wildcards ("upgrade.*", "rollout.>").
 func ParseType(s string) (string, error) {
 	s = strings.TrimSpace(s)
-	if events.Known(s) {
+	if events.Known(s) || strings.HasPrefix(s, events.CDEventsPrefix) {
 		return events.Short(s), nil
 	}
-	if events.Long(s) != "" || strings.HasPrefix(s, "dev.cdevents.") {
+	if events.Long(s) != "" {
 		return s, nil
 	}
 	if strings.ContainsAny(s, "*>") && validPattern(s) {

@@ -83,6 +83,28 @@ func (s *Syncer) gitOps(r *rollout.Rollout, p *rollout.Sync, meta metav1.ObjectM
 	return errGitOps
 }
 
+// changes says what the sync changed, container by container, in the
+// words of the kubelet's Events: `container app: image "registry/shop:1.0"
+// → "registry/shop:1.1@sha256:…"`.
+func changes(prev, now map[string]string) string {
+	parts := make([]string, 0, len(now))
+	for name, img := range now {
+		if prev[name] == "" || prev[name] == img {
+			parts = append(parts, fmt.Sprintf("container %s: image %q", name, img))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("container %s: image %q → %q", name, prev[name], img))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, "; ")
+}
+
+// syncedMessage is the InPlaceTemplateSynced Event: a sentence, no Go syntax.
+func syncedMessage(r *rollout.Rollout, p *rollout.Sync) string {
+	return fmt.Sprintf("Synced the %s template to the images its pods run, without a rollout: %s (upgrade %s)",
+		r.Workload.Kind, changes(p.PreviousImages, p.Images), r.UpgradeID)
+}
+
 // describe lists images by container: "app=registry/shop:1.1@sha256:…".
 func describe(images map[string]string) string {
 	parts := make([]string, 0, len(images))

@@ -149,8 +149,7 @@ func finish[T any](ctx context.Context, s *Syncer, r *rollout.Rollout, p *rollou
 	if _, err := patch(ctx, r.Workload.Name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: "inplace"}); err != nil {
 		return fmt.Errorf("record previous images on %s: %w", r.Workload, err)
 	}
-	s.event(r, corev1.EventTypeNormal, EventSynced,
-		fmt.Sprintf("template now %v without a rollout (was %v; upgrade %s)", p.Images, p.PreviousImages, r.UpgradeID))
+	s.event(r, corev1.EventTypeNormal, EventSynced, syncedMessage(r, p))
 	p.Step, p.Result = StepDone, events.TemplateSynced
 	return nil
 }
