@@ -17,6 +17,7 @@ import (
 	"github.com/inplace-dev/inplace/pkg/busauth"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/kube"
+	"github.com/inplace-dev/inplace/pkg/poll"
 	"github.com/inplace-dev/inplace/pkg/receiver"
 	"github.com/inplace-dev/inplace/pkg/runner"
 )
@@ -83,13 +84,13 @@ func (a *App) connectKube(ctx context.Context, p *config.Process, log *slog.Logg
 	if a.Kube, err = kube.Client(cfg); err != nil {
 		return err
 	}
-	if p.Runs(computespec.Name) || p.Runs(prepull.Name) || p.Runs(verify.Name) {
+	if p.Runs(computespec.Name) || p.Runs(prepull.Name) || p.Runs(verify.Name) || p.Runs(poll.Name) {
 		if err := a.Defaults.Watch(ctx, a.Kube, p.Namespace); err != nil {
 			return err
 		}
 	}
 	switch {
-	case p.Runs(computespec.Name):
+	case p.Runs(computespec.Name) || p.Runs(poll.Name):
 		a.Cache, err = kube.NewCache(a.Kube, 10*time.Minute)
 	case p.WatchPods:
 		a.Cache, err = kube.NewPodCache(a.Kube, 10*time.Minute)

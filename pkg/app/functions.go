@@ -21,6 +21,7 @@ import (
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/guard"
 	"github.com/inplace-dev/inplace/pkg/kube"
+	"github.com/inplace-dev/inplace/pkg/poll"
 	"github.com/inplace-dev/inplace/pkg/runner"
 	"github.com/inplace-dev/inplace/pkg/templatesync"
 	"github.com/inplace-dev/inplace/pkg/watcher"
@@ -110,6 +111,9 @@ func (a *App) buildFunctions(ctx context.Context, p *config.Process, l *links, l
 	fns, loops := Functions(ctx, p.Functions, d)
 	a.Functions = append(a.Functions, fns...)
 	a.Background = append(a.Background, loops...)
+	if p.Runs(poll.Name) {
+		a.Background = append(a.Background, a.poller(l.bus(busauth.Poller), log).Run)
+	}
 	if p.WatchPods {
 		w, err := watcher.New(a.Cache.PodInformer(), a.Kube, l.bus(busauth.PodWatcher), watcher.Options{Log: log.With("function", "pod-watcher")})
 		if err != nil {
@@ -122,6 +126,15 @@ func (a *App) buildFunctions(ctx context.Context, p *config.Process, l *links, l
 		})
 	}
 	return nil
+}
+
+// poller asks the registries for the tags opted-in workloads could move
+// to, as the cluster shows them now.
+func (a *App) poller(pub watcher.Publisher, log *slog.Logger) *poll.Poller {
+	return poll.New(poll.Deps{
+		Watches: func() ([]poll.Watch, error) { return poll.FromCluster(a.Cache, a.Defaults.Load().Policy) },
+		Secrets: poll.ClientSecrets{Client: a.Kube}, Publish: pub.Publish, Log: log.With("function", poll.Name),
+	})
 }
 
 // watchdog is one sweep of compute-spec's watchdog, its events published.

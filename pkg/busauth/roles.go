@@ -10,6 +10,8 @@ const (
 	Verify      = "verify"
 	Receiver    = "receiver"
 	PodWatcher  = "pod-watcher"
+	// Poller announces what registries say, like the receiver (pkg/poll).
+	Poller = "poller"
 	// Operator sets up the stream, consumers and buckets, and is what the
 	// command line tools (tail, trace, replay, upgrade) connect as.
 	Operator = "operator"
@@ -52,6 +54,7 @@ func Roles() []Role {
 		{Name: Verify, Consumer: true, Rollouts: Read, Publishes: []string{
 			events.UpgradeSucceeded, events.UpgradeFailed, events.UpgradeRolledBack}},
 		{Name: Receiver, Publishes: []string{events.ImagePushed}},
+		{Name: Poller, Publishes: []string{events.ImagePushed}},
 		{Name: PodWatcher, Publishes: []string{events.PodUpdated, events.ContainerRestarted}},
 		{Name: Operator, All: true},
 	}

@@ -33,6 +33,9 @@ type Defaults struct {
 	WatchdogRemindEvery time.Duration
 	WatchdogReminders   int
 	StallDeadline       time.Duration
+	// ApprovalTimeout is how long a rollout waits for an approver before
+	// it ends (ApprovalExpired).
+	ApprovalTimeout time.Duration
 }
 
 // StandardDefaults are used when the ConfigMap is absent or leaves a key out.
@@ -48,6 +51,7 @@ func StandardDefaults() Defaults {
 		WatchdogRemindEvery: time.Minute,
 		WatchdogReminders:   3,
 		StallDeadline:       15 * time.Minute,
+		ApprovalTimeout:     24 * time.Hour,
 	}
 }
 
@@ -56,6 +60,8 @@ func StandardDefaults() Defaults {
 func ParseDefaults(data map[string]string) (Defaults, error) {
 	d := StandardDefaults()
 	maxUnavailable := d.Policy.MaxUnavailable.String()
+	pollInterval := "off"
+	approval := string(policy.ApprovalNone)
 	err := configmap.Parse(data,
 		configmap.AsString("max-unavailable", &maxUnavailable),
 		configmap.AsInt("grace-seconds", &d.Policy.GraceSeconds),
@@ -69,6 +75,9 @@ func ParseDefaults(data map[string]string) (Defaults, error) {
 		configmap.AsDuration("watchdog-remind-every", &d.WatchdogRemindEvery),
 		configmap.AsInt("watchdog-reminders", &d.WatchdogReminders),
 		configmap.AsDuration("stall-deadline", &d.StallDeadline),
+		configmap.AsString("poll-interval", &pollInterval),
+		configmap.AsString("approval", &approval),
+		configmap.AsDuration("approval-timeout", &d.ApprovalTimeout),
 	)
 	if err != nil {
 		return d, fmt.Errorf("configmap %s: %w", ConfigMapName, err)
@@ -80,6 +89,15 @@ func ParseDefaults(data map[string]string) (Defaults, error) {
 		return d, fmt.Errorf("configmap %s: max-unavailable: %w", ConfigMapName, err)
 	}
 	d.Policy.MaxUnavailable = mu.MaxUnavailable
+	if d.Policy.PollInterval, err = policy.ParsePollInterval("poll-interval", pollInterval); err != nil {
+		return d, fmt.Errorf("configmap %s: %w", ConfigMapName, err)
+	}
+	if d.Policy.Approval, err = policy.ParseApproval("approval", approval); err != nil {
+		return d, fmt.Errorf("configmap %s: %w", ConfigMapName, err)
+	}
+	if d.ApprovalTimeout <= 0 {
+		return d, fmt.Errorf("configmap %s: approval-timeout: must be positive, not %s", ConfigMapName, d.ApprovalTimeout)
+	}
 	switch {
 	case d.Policy.GraceSeconds < 0:
 		return d, fmt.Errorf("configmap %s: grace-seconds: %d is negative", ConfigMapName, d.Policy.GraceSeconds)

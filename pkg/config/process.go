@@ -57,7 +57,9 @@ type Process struct {
 }
 
 // AllFunctions are the functions of the chain, in order.
-var AllFunctions = []string{"receiver", "compute-spec", "pre-pull", "patch-pod", "verify"}
+// The poller is a source beside the receiver: it asks registries for the
+// tags opted-in workloads could move to (pkg/poll).
+var AllFunctions = []string{"receiver", "poller", "compute-spec", "pre-pull", "patch-pod", "verify"}
 
 // env is the variable a flag may come from: --nats-url ↔ INPLACE_NATS_URL.
 func env(flag string) string {

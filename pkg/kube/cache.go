@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
@@ -140,4 +141,9 @@ func toPods(objs []any) []*corev1.Pod {
 		}
 	}
 	return pods
+}
+
+// ListPods lists the cached pods matching selector.
+func (c *Cache) ListPods(selector labels.Selector) ([]*corev1.Pod, error) {
+	return c.Pods.List(selector)
 }

@@ -138,3 +138,49 @@ func TestDecide(t *testing.T) {
 		})
 	}
 }
+
+func TestNewest(t *testing.T) {
+	tags := []string{"1.2.0", "1.2.3", "1.3.0", "1.3.1-rc.1", "2.0.0", "latest", "v1.4.0", "1.1.9", "sha256-abc.sig"}
+	tests := []struct {
+		policy, current, want string
+	}{
+		{"semver:patch", "1.2.0", "1.2.3"},
+		{"semver:minor", "1.2.0", "v1.4.0"},
+		{"semver:major", "1.2.0", "2.0.0"},
+		{"semver:~1.3", "1.2.0", "1.3.0"},
+		{"semver:minor", "2.0.0", ""},
+		{"semver:minor", "v1.4.0", ""},
+		{"semver:major", "latest", "2.0.0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.policy+" from "+tt.current, func(t *testing.T) {
+			p, err := Parse(tt.policy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := Newest(p, tt.current, tags); got != tt.want {
+				t.Errorf("Newest = %q; want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestNeedsApproval(t *testing.T) {
+	tests := []struct {
+		mode     Approval
+		from, to string
+		want     bool
+	}{
+		{ApprovalNone, "1.0.0", "2.0.0", false},
+		{ApprovalMajor, "1.4.0", "2.0.0", true},
+		{ApprovalMajor, "v1.4.0", "v1.9.0", false},
+		{ApprovalMajor, "latest", "2.0.0", true},
+		{ApprovalMajor, "latest", "latest", false},
+		{ApprovalAll, "latest", "latest", true},
+	}
+	for _, tt := range tests {
+		if got := NeedsApproval(tt.mode, tt.from, tt.to) != ""; got != tt.want {
+			t.Errorf("NeedsApproval(%s, %s, %s) = %v; want %v", tt.mode, tt.from, tt.to, got, tt.want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -19,7 +20,14 @@ const (
 	// AnnotationSyncUnderGitOps "true" lets the template sync change a
 	// workload that Argo CD or Flux manages (by default it is left to Git).
 	AnnotationSyncUnderGitOps = "inplace.dev/sync-under-gitops"
+	// AnnotationPollInterval makes the poller ask the registry for the
+	// tags the workload could move to, this often (a Go duration, "5m").
+	AnnotationPollInterval = "inplace.dev/poll-interval"
 )
+
+// MinPollInterval is the shortest poll interval accepted: a registry is
+// not to be hammered.
+const MinPollInterval = time.Second
 
 // Defaults fill what the annotations leave out; start from StandardDefaults.
 type Defaults struct {
@@ -27,12 +35,17 @@ type Defaults struct {
 	GraceSeconds   int
 	Prepull        bool
 	VerifySeconds  int
+	// PollInterval is how often the tags of a workload that says nothing
+	// are polled; 0 polls none.
+	PollInterval time.Duration
+	// Approval is which pushes wait for an approver; "" is none.
+	Approval Approval
 }
 
 // StandardDefaults: one pod at a time, no grace, pre-pull on, five minutes
 // to verify.
 func StandardDefaults() Defaults {
-	return Defaults{MaxUnavailable: intstr.FromInt32(1), Prepull: true, VerifySeconds: 300}
+	return Defaults{MaxUnavailable: intstr.FromInt32(1), Prepull: true, VerifySeconds: 300, Approval: ApprovalNone}
 }
 
 // Options is the opt-in of one workload or bare pod.
@@ -47,6 +60,11 @@ type Options struct {
 	VerifySeconds  int
 	// SyncUnderGitOps: sync the template even when a GitOps tool manages it.
 	SyncUnderGitOps bool
+	// PollInterval is how often the registry is asked for the tags the
+	// workload could move to; 0 when it is not polled.
+	PollInterval time.Duration
+	// Approval is which pushes wait for an approver.
+	Approval Approval
 }
 
 // FromAnnotations reads the opt-in annotations. Without inplace.dev/policy
@@ -62,7 +80,11 @@ func FromAnnotations(ann map[string]string, d Defaults) (Options, error) {
 		return Options{}, err
 	}
 	o := Options{OptedIn: true, Policy: p, MaxUnavailable: d.MaxUnavailable,
-		GraceSeconds: d.GraceSeconds, Prepull: d.Prepull, VerifySeconds: d.VerifySeconds}
+		GraceSeconds: d.GraceSeconds, Prepull: d.Prepull, VerifySeconds: d.VerifySeconds, PollInterval: d.PollInterval,
+		Approval: d.Approval}
+	if o.Approval == "" {
+		o.Approval = ApprovalNone
+	}
 	if o.MaxUnavailable == (intstr.IntOrString{}) {
 		o.MaxUnavailable = intstr.FromInt32(1)
 	}
@@ -99,8 +121,32 @@ func readOptional(ann map[string]string, o *Options) error {
 			return err
 		}
 	}
+	if v, ok := ann[AnnotationPollInterval]; ok {
+		if o.PollInterval, err = ParsePollInterval(AnnotationPollInterval, v); err != nil {
+			return err
+		}
+	}
+	if v, ok := ann[AnnotationApproval]; ok {
+		if o.Approval, err = ParseApproval(AnnotationApproval, v); err != nil {
+			return err
+		}
+	}
 	o.SyncUnderGitOps, err = SyncUnderGitOps(ann)
 	return err
+}
+
+// ParsePollInterval reads a poll interval: a Go duration of at least
+// MinPollInterval, or "0" (or "off") for none. name is the annotation or key.
+func ParsePollInterval(name, v string) (time.Duration, error) {
+	s := strings.TrimSpace(v)
+	if s == "0" || s == "off" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < MinPollInterval {
+		return 0, annErr(name, v, fmt.Sprintf("want a duration of at least %s (\"30s\", \"5m\"), or \"off\"", MinPollInterval))
+	}
+	return d, nil
 }
 
 // SyncUnderGitOps reads inplace.dev/sync-under-gitops (absent: false).

@@ -164,11 +164,12 @@ func TestOneServiceAccountPerFunction(t *testing.T) {
 }
 
 // TestPlainArgs checks each plain Deployment runs exactly its function,
-// and that the pod watcher runs once, with compute-spec.
+// and that the pod watcher and the registry poller run once, with
+// compute-spec.
 func TestPlainArgs(t *testing.T) {
 	want := map[string][]string{
 		"inplace-receiver":     {"run", "--functions=receiver", "--watch-pods=false", "--hooks-config=/etc/inplace/hooks/receiver.yaml"},
-		"inplace-compute-spec": {"run", "--functions=compute-spec", "--watch-pods=true"},
+		"inplace-compute-spec": {"run", "--functions=compute-spec,poller", "--watch-pods=true"},
 		"inplace-pre-pull":     {"run", "--functions=pre-pull", "--watch-pods=false"},
 		"inplace-patch-pod":    {"run", "--functions=patch-pod", "--watch-pods=false"},
 		"inplace-verify":       {"run", "--functions=verify", "--watch-pods=false"},

@@ -42,7 +42,10 @@ type Stack struct {
 	World *world.World
 	// HooksURL is the registry route of the receiver.
 	HooksURL string
-	cancel   context.CancelFunc
+	// HooksToken is the route's bearer token, for a test that posts a
+	// delivery itself.
+	HooksToken string
+	cancel     context.CancelFunc
 }
 
 // Route is the receiver route the world's registry posts to.
@@ -73,7 +76,8 @@ func Start(ctx context.Context, w *world.World, opts Options) (*Stack, error) {
 		cancel()
 		return nil, err
 	}
-	s := &Stack{Running: rr, World: w, cancel: cancel, HooksURL: "http://" + rr.HTTPAddr + "/hooks/" + Route}
+	s := &Stack{Running: rr, World: w, cancel: cancel, HooksURL: "http://" + rr.HTTPAddr + "/hooks/" + Route,
+		HooksToken: token}
 	err = w.Registry.SetNotify(registry.Notify{URL: s.HooksURL, Headers: http.Header{"Authorization": {"Bearer " + token}},
 		Timeout: 5 * time.Second, Backoff: 500 * time.Millisecond})
 	if err != nil {
