@@ -2,6 +2,8 @@ package inplace
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -143,7 +145,11 @@ func containerBack(pod *corev1.Pod, c ContainerState) Result {
 	if r, bad := crashLooped(cs, c.RollbackRestartCount, allowed); bad && onPrevious && !healthy {
 		return r
 	}
-	if r, bad := waitingFailure(cs, moved); bad && (onPrevious || r.Reason != ReasonCrashLoop) {
+	// The kubelet's first status after it took the rollback in still shows
+	// what its sync before ended with (its reason cache lags one sync): a
+	// pull error that names the target is the target's, not the previous
+	// image's.
+	if r, bad := waitingFailure(cs, moved); bad && (onPrevious || r.Reason != ReasonCrashLoop) && !aboutTarget(cs, c) {
 		r.Message = "the previous image cannot run either: " + r.Message
 		return r
 	}
@@ -160,4 +166,16 @@ func containerBack(pod *corev1.Pod, c ContainerState) Result {
 		return result(InProgress, ReasonNotReady, "container %s runs %s again but is not ready", c.Name, c.PreviousImage)
 	}
 	return Result{Verdict: Succeeded}
+}
+
+// aboutTarget: the container waits with a message that names the target
+// image (its digest, or its reference as written), so the kubelet's reason
+// is about the target.
+func aboutTarget(cs *corev1.ContainerStatus, c ContainerState) bool {
+	w := cs.State.Waiting
+	if w == nil {
+		return false
+	}
+	return c.TargetDigest != "" && strings.Contains(w.Message, c.TargetDigest) ||
+		c.TargetImage != "" && strings.Contains(w.Message, strconv.Quote(c.TargetImage))
 }

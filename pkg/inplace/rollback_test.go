@@ -162,6 +162,17 @@ func TestRollbackProgress(t *testing.T) {
 			crashed.Ready = false
 			setStatus(p, crashed)
 		}, want: Result{Failed, ReasonCrashLoop, "container proxy restarted 3 times since the patch", nil}},
+		// The kubelet's reason cache lags one sync: its first status after
+		// the rollback still has the target's pull error.
+		{name: "the target's pull error, shown once more", change: func(p *corev1.Pod) {
+			back(p)
+			setStatus(p, waiting("app", oldID, "containerd://app-1", 0, "ImagePullBackOff",
+				`Back-off pulling image "nginx:1.25.1@`+dgNew+`": ErrImagePull: not found`))
+		}, want: Result{InProgress, "ImagePullBackOff", `container app: ImagePullBackOff: Back-off pulling image "nginx:1.25.1@` + dgNew + `": ErrImagePull: not found`, nil}},
+		{name: "the previous image's pull error", change: func(p *corev1.Pod) {
+			back(p)
+			setStatus(p, waiting("app", oldID, "containerd://app-1", 0, "ImagePullBackOff", `Back-off pulling image "nginx:1.24.0": ErrImagePull: not found`))
+		}, want: Result{Failed, "ImagePullBackOff", `the previous image cannot run either: container app: ImagePullBackOff: Back-off pulling image "nginx:1.24.0": ErrImagePull: not found`, nil}},
 		{name: "not ready", change: func(p *corev1.Pod) { back(p); p.Status.ContainerStatuses[0].Ready = false },
 			want: Result{InProgress, ReasonNotReady, "container app runs nginx:1.24.0 again but is not ready", nil}},
 		{name: "previous image cannot be pulled either", change: func(p *corev1.Pod) {

@@ -110,15 +110,17 @@ func scenarios() []scenario {
 func TestSimulationAgreesWithKubelet(t *testing.T) {
 	p := world(t)
 	ns := p.cluster.NewNamespace(t)
-	img := pushImages(t, p)
-	names := map[string]string{}
-	for label, ref := range img {
-		names[ref] = label
-		if d, err := p.registry.Resolve(t.Context(), ref); err == nil {
-			names[d.Digest] = "@" + label
-		}
-	}
 	for i, sc := range scenarios() {
+		// Each scenario has images of its own: which pod pulls an image
+		// first onto a node must not depend on the other scenarios.
+		img := pushImages(t, p, fmt.Sprintf("fidelity/s%d", i))
+		names := map[string]string{}
+		for label, ref := range img {
+			names[ref] = label
+			if d, err := p.registry.Resolve(t.Context(), ref); err == nil {
+				names[d.Digest] = "@" + label
+			}
+		}
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
 			stories := map[string][2][]string{}
@@ -188,16 +190,18 @@ func run(t *testing.T, c kubernetes.Interface, ns, name, node string, sc scenari
 	return shapes, evs, nil
 }
 
-func pushImages(t *testing.T, p *pools) images {
+// pushImages pushes a scenario's images under prefix: v1, v2, crash (an
+// image marked to crash), and names a missing one.
+func pushImages(t *testing.T, p *pools, prefix string) images {
 	t.Helper()
 	host := p.registry.Host()
-	img := images{"missing": host + "/fidelity/app:v404"}
+	img := images{"missing": host + "/" + prefix + "/app:v404"}
 	for _, x := range []struct {
 		label, repo, tag string
 		opts             []registry.PushOption
 	}{
-		{"v1", "fidelity/app", "v1", nil}, {"v2", "fidelity/app", "v2", nil},
-		{"crash", "fidelity/crash", "v1", []registry.PushOption{registry.WithCrash()}},
+		{"v1", prefix + "/app", "v1", nil}, {"v2", prefix + "/app", "v2", nil},
+		{"crash", prefix + "/crash", "v1", []registry.PushOption{registry.WithCrash()}},
 	} {
 		if _, err := p.registry.Push(t.Context(), x.repo, x.tag, x.opts...); err != nil {
 			t.Fatal(err)
