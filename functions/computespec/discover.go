@@ -18,6 +18,10 @@ type Target struct {
 	Options  policy.Options
 	// Skip says why nothing will happen ("not opted in", a bad annotation).
 	Skip string
+	// Budget is how many pods may be out at once; BudgetFrom says where it
+	// comes from.
+	Budget     int
+	BudgetFrom string
 }
 
 // Discover finds the workloads a push concerns: those owning a pod with a
@@ -69,13 +73,29 @@ func target(w kube.Workload, d config.Defaults) Target {
 		t.Skip = "paused (" + policy.AnnotationPaused + ")"
 	}
 	t.Options = opts
+	t.Budget, t.BudgetFrom = budget(w, opts)
 	return t
+}
+
+// budget is how many pods may be out at once, and where that comes from:
+// the workload's inplace.dev/max-unavailable, else its own rolling-update
+// maxUnavailable (resolved as its controller does), else config-inplace's
+// max-unavailable (a Deployment with Recreate, OnDelete, a ReplicaSet, a
+// bare pod).
+func budget(w kube.Workload, o policy.Options) (int, string) {
+	if v, ok := w.Meta.Annotations[policy.AnnotationMaxUnavailable]; ok {
+		return o.Budget(w.Replicas), policy.AnnotationMaxUnavailable + ": " + v
+	}
+	if ru := w.RollingUpdate; ru != nil {
+		return ru.Resolve(w.Replicas), ru.String()
+	}
+	return o.Budget(w.Replicas), "config-inplace max-unavailable: " + o.MaxUnavailable.String()
 }
 
 // rolloutOptions are a target's settings for its rollout.
 func (t Target) rolloutOptions() rollout.Options {
 	return rollout.Options{
-		Budget:          t.Options.Budget(t.Workload.Replicas),
+		Budget:          t.Budget,
 		GraceSeconds:    t.Options.GraceSeconds,
 		Prepull:         t.Options.Prepull,
 		VerifySeconds:   t.Options.VerifySeconds,

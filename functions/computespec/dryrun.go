@@ -14,8 +14,9 @@ type WorkloadPlan struct {
 	Workload events.ObjectRef `json:"workload"`
 	// Skip says why nothing would happen to the workload.
 	Skip string `json:"skip,omitempty"`
-	// Budget is its max-unavailable, resolved.
-	Budget int `json:"budget,omitempty"`
+	// Budget is its max-unavailable, resolved; BudgetFrom where it comes from.
+	Budget     int    `json:"budget,omitempty"`
+	BudgetFrom string `json:"budgetFrom,omitempty"`
 	// Waves lists the pods of each wave, in order, as far as they can be
 	// foreseen (every pod Ready, each wave done before the next).
 	Waves [][]*rollout.Pod `json:"waves,omitempty"`
@@ -45,7 +46,7 @@ func DryRun(c Cache, d config.Defaults, push events.ImagePushedData) ([]Workload
 		if !needsWork(cands) {
 			wp.Skip = "every pod already runs the push or is skipped"
 		}
-		wp.Budget = t.rolloutOptions().Budget
+		wp.Budget, wp.BudgetFrom = t.Budget, t.BudgetFrom
 		wp.Waves, wp.Current = simulate(t, push, cands)
 		out = append(out, wp)
 	}

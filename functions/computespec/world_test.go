@@ -78,13 +78,15 @@ func (e *env) pushed(id, repo, tag, digest string) cloudevents.Event {
 }
 
 type spec struct {
-	kind        string // Deployment (default) or StatefulSet
+	kind        string // Deployment (default), StatefulSet or DaemonSet (one pod per node)
 	name        string
 	replicas    int32
 	minReady    int32
 	annotations map[string]string
 	containers  []corev1.Container
 	init        []corev1.Container
+	// edit changes the object before it is created.
+	edit func(obj any)
 }
 
 // create makes a workload and waits until its pods are Ready.
@@ -96,14 +98,28 @@ func (e *env) create(s spec) {
 		Spec: corev1.PodSpec{Containers: s.containers, InitContainers: s.init}}
 	meta := metav1.ObjectMeta{Name: s.name, Namespace: e.ns, Annotations: s.annotations}
 	sel := &metav1.LabelSelector{MatchLabels: labels}
+	edit := func(obj any) {
+		if s.edit != nil {
+			s.edit(obj)
+		}
+	}
 	var err error
-	if s.kind == "StatefulSet" {
-		_, err = e.w.Client().AppsV1().StatefulSets(e.ns).Create(ctx, &appsv1.StatefulSet{ObjectMeta: meta,
-			Spec: appsv1.StatefulSetSpec{Replicas: &s.replicas, Selector: sel, Template: tmpl,
-				PodManagementPolicy: appsv1.ParallelPodManagement}}, metav1.CreateOptions{})
-	} else {
-		_, err = e.w.Client().AppsV1().Deployments(e.ns).Create(ctx, &appsv1.Deployment{ObjectMeta: meta,
-			Spec: appsv1.DeploymentSpec{Replicas: &s.replicas, MinReadySeconds: s.minReady, Selector: sel, Template: tmpl}}, metav1.CreateOptions{})
+	switch s.kind {
+	case "StatefulSet":
+		sts := &appsv1.StatefulSet{ObjectMeta: meta, Spec: appsv1.StatefulSetSpec{Replicas: &s.replicas, Selector: sel,
+			Template: tmpl, PodManagementPolicy: appsv1.ParallelPodManagement}}
+		edit(sts)
+		_, err = e.w.Client().AppsV1().StatefulSets(e.ns).Create(ctx, sts, metav1.CreateOptions{})
+	case "DaemonSet":
+		s.replicas = int32(len(e.w.NodeNames()))
+		ds := &appsv1.DaemonSet{ObjectMeta: meta, Spec: appsv1.DaemonSetSpec{Selector: sel, Template: tmpl}}
+		edit(ds)
+		_, err = e.w.Client().AppsV1().DaemonSets(e.ns).Create(ctx, ds, metav1.CreateOptions{})
+	default:
+		d := &appsv1.Deployment{ObjectMeta: meta,
+			Spec: appsv1.DeploymentSpec{Replicas: &s.replicas, MinReadySeconds: s.minReady, Selector: sel, Template: tmpl}}
+		edit(d)
+		_, err = e.w.Client().AppsV1().Deployments(e.ns).Create(ctx, d, metav1.CreateOptions{})
 	}
 	if err != nil {
 		e.t.Fatalf("create %s: %v", s.name, err)

@@ -19,6 +19,9 @@ type Workload struct {
 	Replicas int
 	// MinReadySeconds is the workload's spec.minReadySeconds.
 	MinReadySeconds int
+	// RollingUpdate is the workload's own rolling-update bound; nil when it
+	// has none (Recreate, OnDelete, a ReplicaSet or a bare pod).
+	RollingUpdate *RollingUpdate
 	// Object is the *appsv1.Deployment, StatefulSet, DaemonSet, ReplicaSet or *corev1.Pod.
 	Object any
 }
@@ -94,7 +97,8 @@ func (c *Cache) workload(kind, ns, name string) (Workload, bool, error) {
 		return Workload{}, false, ignoreNotFound(err)
 	}
 	ref.UID = string(obj.GetUID())
-	return Workload{Ref: ref, Meta: *metaOf(obj), Replicas: replicas, MinReadySeconds: minReady, Object: obj}, true, nil
+	return Workload{Ref: ref, Meta: *metaOf(obj), Replicas: replicas, MinReadySeconds: minReady,
+		RollingUpdate: RollingUpdateOf(obj), Object: obj}, true, nil
 }
 
 func metaOf(o metav1.Object) *metav1.ObjectMeta {

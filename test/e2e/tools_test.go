@@ -69,7 +69,7 @@ func TestPlanCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Deployment/" + e.ns + "/api", "max-unavailable 2, 2 wave(s)", "Deployment/" + e.ns + "/plain", "not opted in"} {
+	for _, want := range []string{"Deployment/" + e.ns + "/api", "max-unavailable 2 (inplace.dev/max-unavailable: 2), 2 wave(s)", "Deployment/" + e.ns + "/plain", "not opted in"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("plan output lacks %q:\n%s", want, out)
 		}

@@ -99,7 +99,7 @@ func printPlans(w io.Writer, push events.ImagePushedData, plans []computespec.Wo
 			fmt.Fprintf(w, "  skipped: %s\n", p.Skip)
 		}
 		if len(p.Waves) > 0 {
-			fmt.Fprintf(w, "  max-unavailable %d, %d wave(s):\n", p.Budget, len(p.Waves))
+			fmt.Fprintf(w, "  max-unavailable %d (%s), %d wave(s):\n", p.Budget, p.BudgetFrom, len(p.Waves))
 		}
 		for i, wave := range p.Waves {
 			var pods []string
