@@ -71,6 +71,10 @@ func decodeLike(t *testing.T, e cloudevents.Event, want any) any {
 		got, err = As[RolloutData](e)
 	case ResumeData:
 		got, err = As[ResumeData](e)
+	case ApprovalData:
+		got, err = As[ApprovalData](e)
+	case DecisionData:
+		got, err = As[DecisionData](e)
 	default:
 		t.Fatalf("no decoder for %s", reflect.TypeOf(want))
 	}

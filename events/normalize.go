@@ -45,6 +45,10 @@ func Check(e cloudevents.Event) error {
 		_, err = As[RolloutData](e)
 	case RolloutResumed:
 		_, err = As[ResumeData](e)
+	case UpgradeApprovalRequested, UpgradeApprovalExpired:
+		_, err = As[ApprovalData](e)
+	case UpgradeApproved, UpgradeRejected:
+		_, err = As[DecisionData](e)
 	default:
 		return permanent(e.Type(), fieldErr("type", "not an event type inplace accepts"))
 	}

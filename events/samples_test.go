@@ -52,5 +52,11 @@ func samples() map[string]any {
 			Counts: Counts{Pods: 10, Succeeded: 10}, TemplateSynced: true, PreviousImages: map[string]string{"app": "registry.example/shop/web:1.2.0"}},
 		RolloutHalted:  RolloutData{UpgradeID: "u-7f3a", Workload: workload, Target: plan.Target, Counts: Counts{Pods: 10, Succeeded: 3, RolledBack: 1}, Reason: "UpgradeRolledBack"},
 		RolloutResumed: ResumeData{Workload: workload, Reason: "fixed the image"},
+		UpgradeApprovalRequested: ApprovalData{UpgradeID: "u-7f3a", Workload: workload, Target: plan.Target,
+			Why: "2.0.0 is a new major (from 1.4.0)", RequestedAt: at, ExpiresAt: at.Add(24 * time.Hour)},
+		UpgradeApprovalExpired: ApprovalData{UpgradeID: "u-7f3a", Workload: workload, Target: plan.Target,
+			Why: "2.0.0 is a new major (from 1.4.0)", RequestedAt: at, ExpiresAt: at.Add(24 * time.Hour), Reason: "ApprovalExpired"},
+		UpgradeApproved: DecisionData{UpgradeID: "u-7f3a", Workload: workload, By: "alice", Reason: "release 2 is go"},
+		UpgradeRejected: DecisionData{UpgradeID: "u-7f3a", Workload: workload, By: "bob"},
 	}
 }

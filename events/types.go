@@ -20,6 +20,15 @@ const (
 	RolloutHalted      = "dev.inplace.rollout.halted.v1"
 	// RolloutResumed is an operator's command: resume a halted rollout.
 	RolloutResumed = "dev.inplace.rollout.resumed.v1"
+	// UpgradeApprovalRequested: compute-spec holds a rollout until it is
+	// approved (a policy requires approval of this push).
+	UpgradeApprovalRequested = "dev.inplace.upgrade.approval.requested.v1"
+	// UpgradeApproved and UpgradeRejected are an approver's decision on a
+	// rollout awaiting approval (`inplace approve` / `inplace reject`).
+	UpgradeApproved = "dev.inplace.upgrade.approved.v1"
+	UpgradeRejected = "dev.inplace.upgrade.rejected.v1"
+	// UpgradeApprovalExpired: nobody decided in time; the rollout ended.
+	UpgradeApprovalExpired = "dev.inplace.upgrade.approval.expired.v1"
 )
 
 // Types lists every type this project emits, in chain order.
@@ -27,6 +36,7 @@ var Types = []string{
 	ImagePushed, UpgradePlanned, ImagePrepulled, PodPatched, PodUpdated,
 	ContainerRestarted, UpgradeSucceeded, UpgradeFailed, UpgradeRolledBack,
 	RolloutCompleted, RolloutHalted, RolloutResumed,
+	UpgradeApprovalRequested, UpgradeApproved, UpgradeRejected, UpgradeApprovalExpired,
 }
 
 // Foreign event types accepted as input and adapted onto the project's own.

@@ -19,7 +19,10 @@ const stallRecheck = 2 * time.Second
 // advance turns a rollout transition made while handling in into events:
 // the plans it made, its halt, or its completion (after the template sync).
 func (f *Function) advance(ctx context.Context, in cloudevents.Event, r *rollout.Rollout, planned []*rollout.Pod) ([]cloudevents.Event, error) {
-	var outs []cloudevents.Event
+	outs, err := approvalRequested(in, r)
+	if err != nil {
+		return nil, err
+	}
 	for _, p := range planned {
 		e, err := f.plannedEvent(in, r, p)
 		if err != nil {

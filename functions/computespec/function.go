@@ -75,7 +75,7 @@ func (f *Function) Name() string { return Name }
 // Types implements runner.Function.
 func (f *Function) Types() []string {
 	return []string{events.ImagePushed, events.UpgradeSucceeded, events.UpgradeFailed,
-		events.UpgradeRolledBack, events.RolloutResumed}
+		events.UpgradeRolledBack, events.RolloutResumed, events.UpgradeApproved, events.UpgradeRejected}
 }
 
 // Handle implements runner.Function.
@@ -87,6 +87,8 @@ func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudeven
 		return f.onOutcome(ctx, e)
 	case events.RolloutResumed:
 		return f.onResume(ctx, e)
+	case events.UpgradeApproved, events.UpgradeRejected:
+		return f.onDecision(ctx, e)
 	}
 	return nil, settle.Permanentf("compute-spec: event type %s is not one it takes", e.Type())
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/policy"
@@ -88,7 +89,8 @@ func (f *Function) start(ctx context.Context, in cloudevents.Event, push events.
 		f.d.Log.Info("every pod already runs the push", "workload", ref.String(), "push", push.Ref())
 		return nil, nil
 	}
-	now := f.d.Now()
+	now, why := f.d.Now(), approvalWhy(t, push, cands)
+	ttl := f.d.Defaults.Load().ApprovalTimeout
 	var r *rollout.Rollout
 	var planned []*rollout.Pod
 	_, err = f.d.Store.Update(ctx, rollout.Key(ref), func(old []byte) ([]byte, error) {
@@ -100,7 +102,12 @@ func (f *Function) start(ctx context.Context, in cloudevents.Event, push events.
 			return nil, err
 		}
 		r = rollout.Begin(prev, upgradeID, ref, push, t.rolloutOptions(), now)
-		if prev == nil || prev.UpgradeID != upgradeID {
+		switch {
+		case prev != nil && prev.UpgradeID == upgradeID:
+		case why != "":
+			// The history moves when an approver says so.
+			rollout.AwaitApproval(r, why, in.ID(), ttl, now)
+		default:
 			r.History[push.Name()] = rollout.Advance(r.History[push.Name()], push, cands)
 		}
 		planned = rollout.Plan(r, cands, in.ID(), false, now)
@@ -109,6 +116,12 @@ func (f *Function) start(ctx context.Context, in cloudevents.Event, push events.
 	})
 	if err != nil {
 		return nil, err
+	}
+	if r.Phase == rollout.AwaitingApproval && r.Approval.RequestedBy == in.ID() {
+		f.d.Log.Info("rollout awaits approval", "workload", ref.String(), "upgrade", upgradeID, "why", why)
+		f.eventOn(t.Workload, corev1.EventTypeNormal, EventApprovalRequired,
+			"Upgrade %s to %s waits for approval until %s: %s (inplace approve %s -n %s)", upgradeID, push.Ref(),
+			r.Approval.ExpiresAt.UTC().Format(time.RFC3339), why, upgradeID, ref.Namespace)
 	}
 	return f.advance(ctx, in, r, planned)
 }

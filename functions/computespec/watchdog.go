@@ -74,6 +74,9 @@ func (f *Function) sweepOne(ctx context.Context, key string) ([]cloudevents.Even
 		return nil, err
 	}
 	now, w := f.d.Now(), f.watchdog()
+	if r.Phase == rollout.AwaitingApproval && r.Approval != nil && !now.Before(r.Approval.ExpiresAt) {
+		return f.expireApproval(ctx, in, r, now)
+	}
 	if r.Phase == rollout.Syncing {
 		return f.driveSync(ctx, in, r, now, w)
 	}

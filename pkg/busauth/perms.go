@@ -39,12 +39,21 @@ func Permissions(cfg bus.Config, r Role) Perms {
 	case Write:
 		b := cfg.KVBucket
 		pub(readKV(b)...)
-		pub("$KV."+b+".>",
-			// listing keys is an ordered consumer on the bucket's stream
-			api+"CONSUMER.CREATE.KV_"+b, api+"CONSUMER.CREATE.KV_"+b+".>", api+"CONSUMER.DELETE.KV_"+b+".>",
-			api+"CONSUMER.INFO.KV_"+b+".>", api+"CONSUMER.MSG.NEXT.KV_"+b+".>", "$JS.FC.KV_"+b+".>")
+		pub("$KV." + b + ".>")
+		pub(listKV(b)...)
+	case List:
+		pub(readKV(cfg.KVBucket)...)
+		pub(listKV(cfg.KVBucket)...)
 	}
 	return p
+}
+
+// listKV are the subjects of listing a bucket's keys: an ordered consumer
+// on the bucket's stream.
+func listKV(b string) []string {
+	api := "$JS.API."
+	return []string{api + "CONSUMER.CREATE.KV_" + b, api + "CONSUMER.CREATE.KV_" + b + ".>", api + "CONSUMER.DELETE.KV_" + b + ".>",
+		api + "CONSUMER.INFO.KV_" + b + ".>", api + "CONSUMER.MSG.NEXT.KV_" + b + ".>", "$JS.FC.KV_" + b + ".>"}
 }
 
 // readKV are the subjects of reading a bucket: binding to it, getting a key

@@ -12,6 +12,10 @@ const (
 	PodWatcher  = "pod-watcher"
 	// Poller announces what registries say, like the receiver (pkg/poll).
 	Poller = "poller"
+	// Approver decides on rollouts awaiting approval (`inplace approve`,
+	// `inplace reject`): it may publish upgrade.approved and
+	// upgrade.rejected, and read the rollout records, nothing else.
+	Approver = "approver"
 	// Operator sets up the stream, consumers and buckets, and is what the
 	// command line tools (tail, trace, replay, upgrade) connect as.
 	Operator = "operator"
@@ -25,6 +29,8 @@ const (
 	None Access = iota
 	Read
 	Write
+	// List: read, and list the keys (to find a rollout by its upgrade id).
+	List
 )
 
 // Role is what one identity may do.
@@ -47,7 +53,8 @@ func Roles() []Role {
 		{Name: ComputeSpec, Consumer: true, Rollouts: Write, Publishes: []string{
 			events.UpgradePlanned, events.RolloutCompleted, events.RolloutHalted,
 			events.PodPatched, // the watchdog's reminder to verify
-			events.CDServiceUpgraded, events.CDServiceRolledBack}},
+			events.CDServiceUpgraded, events.CDServiceRolledBack,
+			events.UpgradeApprovalRequested, events.UpgradeApprovalExpired}},
 		{Name: PrePull, Consumer: true, Publishes: []string{events.ImagePrepulled, events.UpgradeFailed}},
 		{Name: PatchPod, Consumer: true, Rollouts: Read, Publishes: []string{
 			events.PodPatched, events.UpgradeFailed, events.UpgradeSucceeded}},
@@ -55,6 +62,7 @@ func Roles() []Role {
 			events.UpgradeSucceeded, events.UpgradeFailed, events.UpgradeRolledBack}},
 		{Name: Receiver, Publishes: []string{events.ImagePushed}},
 		{Name: Poller, Publishes: []string{events.ImagePushed}},
+		{Name: Approver, Rollouts: List, Publishes: []string{events.UpgradeApproved, events.UpgradeRejected}},
 		{Name: PodWatcher, Publishes: []string{events.PodUpdated, events.ContainerRestarted}},
 		{Name: Operator, All: true},
 	}

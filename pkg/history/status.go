@@ -50,6 +50,10 @@ func Summarize(r rollout.Rollout) Summary {
 		Wave: r.Wave, Pods: len(r.Pods) + len(r.Gone), Reason: r.Reason, Message: r.Message,
 		StartedAt: r.StartedAt, UpdatedAt: r.UpdatedAt,
 	}
+	if a := r.Approval; a != nil && r.Phase == rollout.AwaitingApproval {
+		s.Reason, s.Message = "ApprovalRequired", fmt.Sprintf("%s; until %s: inplace approve %s (or reject)",
+			a.Why, a.ExpiresAt.UTC().Format(time.RFC3339), r.UpgradeID)
+	}
 	if r.Sync != nil && r.Phase == rollout.Completed {
 		s.Template, s.TemplateReason = r.Sync.Result, r.Sync.Reason
 		if s.Reason == "" && (s.Template == events.TemplateNotSynced || s.Template == events.TemplateLeftToGitOps) {

@@ -19,10 +19,16 @@ const (
 	Syncing Phase = "Syncing"
 	// Completed: done, template synced (or why not, in Reason).
 	Completed Phase = "Completed"
+	// AwaitingApproval: a policy wants an approver's word before anything
+	// is planned (Approval says why and until when).
+	AwaitingApproval Phase = "AwaitingApproval"
+	// Rejected: an approver said no, or nobody decided in time (Reason
+	// Rejected or ApprovalExpired); nothing was planned.
+	Rejected Phase = "Rejected"
 )
 
 // Finished reports whether the rollout needs nothing more.
-func (p Phase) Finished() bool { return p == Completed }
+func (p Phase) Finished() bool { return p == Completed || p == Rejected }
 
 // PodState is where one pod stands in the rollout.
 type PodState string
@@ -106,6 +112,8 @@ type Rollout struct {
 	// History is what the workload rolled out before, by canonical
 	// repository, carried from rollout to rollout: never backwards.
 	History map[string]History `json:"history,omitempty"`
+	// Approval is set when a policy asked an approver about this rollout.
+	Approval *Approval `json:"approval,omitempty"`
 }
 
 // Sync records the template sync steps done, so a crash resumes it.

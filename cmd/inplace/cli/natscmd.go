@@ -32,7 +32,7 @@ func newNATSCredentialsCmd() *cobra.Command {
 		Use:   "credentials DIR",
 		Short: "Make an nkey identity per function in DIR (kept when present) and print how to use them",
 		Long: `credentials writes DIR/<identity>.nk, an nkey seed for each of compute-spec,
-pre-pull, patch-pod, verify, receiver, pod-watcher, poller and operator (seeds
+pre-pull, patch-pod, verify, receiver, pod-watcher, poller, approver and operator (seeds
 already there are kept), and DIR/identities.env, their public keys as
 INPLACE_NKEY_<IDENTITY>=U… lines for the NATS server (config/nats reads
 them from the Secret nats-inplace-identities).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -27,7 +28,7 @@ func toolCommands() []*cobra.Command {
 		Short: "Tail, export and import the CloudEvents on the stream",
 	}
 	events.AddCommand(newTailCmd(), newExportCmd(), newImportCmd())
-	return []*cobra.Command{events, newTraceCmd(), newStatusCmd(), newReplayCmd(), newUpgradeCmd()}
+	return append([]*cobra.Command{events, newTraceCmd(), newStatusCmd(), newReplayCmd(), newUpgradeCmd()}, newDecideCmds()...)
 }
 
 // defaultToolsURL is where the embedded server of `inplace run` listens.
@@ -43,6 +44,9 @@ type natsFlags struct {
 	stream      string
 	credentials string
 	tlsCA       string
+	// identity is who the tool connects as: the operator unless set (and
+	// present in the credentials directory).
+	identity string
 }
 
 // bind registers --nats-url and --stream.
@@ -80,7 +84,7 @@ type toolConn struct {
 func (f *natsFlags) connect() (*toolConn, error) {
 	opts := []nats.Option{nats.Name("inplace-tools"), nats.Timeout(5 * time.Second)}
 	if f.credentials != "" {
-		own, err := busauth.Dial(f.credentials, busauth.Operator)
+		own, err := busauth.Dial(f.credentials, f.as())
 		if err != nil {
 			return nil, fmt.Errorf("--nats-credentials: %w", err)
 		}
@@ -99,6 +103,19 @@ func (f *natsFlags) connect() (*toolConn, error) {
 		return nil, fmt.Errorf("jetstream on %s: %w", f.url, err)
 	}
 	return &toolConn{nc: nc, js: js}, nil
+}
+
+// as is the identity to connect as: f.identity when the credentials
+// directory holds it, else the operator.
+func (f *natsFlags) as() string {
+	if f.identity != "" && f.credentials != "" {
+		for _, ext := range []string{".nk", ".creds"} {
+			if _, err := os.Stat(filepath.Join(f.credentials, f.identity+ext)); err == nil {
+				return f.identity
+			}
+		}
+	}
+	return busauth.Operator
 }
 
 // openStream connects and opens the stream; close the connection when done.
