@@ -40,6 +40,20 @@ test: bin bin-knative
 test-hollow: bin
 	INPLACE_NODES=hollow $(GO) test $(TEST_FLAGS) ./test/e2e/
 
+# The fault suite at length (`make test` runs each fault once on 4 pods):
+# SIGKILLs of inplace run, nats-server restarts, stream leader losses, API
+# server error bursts, events delivered twice and shuffled, each
+# FAULTS_RUNS times on FAULTS_PODS pods. The figures go to
+# dist/faults.json and dist/faults.md (the table in the README).
+FAULTS_RUNS ?= 10
+FAULTS_PODS ?= 8
+faults: bin
+	@mkdir -p dist
+	@echo "the fault suite, $(FAULTS_RUNS) runs of each fault on $(FAULTS_PODS) pods (full log: dist/faults.log)..."
+	@INPLACE_FAULTS_RUNS=$(FAULTS_RUNS) INPLACE_FAULTS_PODS=$(FAULTS_PODS) INPLACE_FAULTS_REPORT=$(CURDIR)/dist/faults.json \
+		$(GO) test -count=1 -v -timeout 300m ./test/faults/ > dist/faults.log 2>&1; status=$$?; \
+		grep -E '^(--- |ok|FAIL)|figures:' dist/faults.log; cat dist/faults.md 2>/dev/null; exit $$status
+
 # Tests that need neither the control plane nor long runs.
 test-unit:
 	$(GO) test -short ./...

@@ -131,6 +131,22 @@ func BindFlags(fs *pflag.FlagSet, p *Process) error {
 	num(&p.Bus.Replicas, "replicas", p.Bus.Replicas, "stream and KV replicas (3 on a NATS cluster)")
 	dur(&p.Bus.AckWait, "ack-wait", p.Bus.AckWait, "how long an event may stay unsettled")
 	dur(&p.Bus.MaxAge, "retention", p.Bus.MaxAge, "how long events are kept for tail, trace and replay")
+	durs := func(dst *[]time.Duration, name string, def []time.Duration, usage string) {
+		if v, ok := os.LookupEnv(env(name)); ok {
+			def = nil
+			for _, part := range strings.Split(v, ",") {
+				d, err := time.ParseDuration(strings.TrimSpace(part))
+				if err != nil {
+					errs = append(errs, fmt.Sprintf("%s=%q: not a list of durations", env(name), v))
+					break
+				}
+				def = append(def, d)
+			}
+		}
+		fs.DurationSliceVar(dst, name, def, usage+" (env "+env(name)+")")
+	}
+	durs(&p.Bus.Backoff, "retry-backoff", p.Bus.Backoff, "delays before the retries of a failed event (the last repeats)")
+	num(&p.Bus.RetryLimit, "retry-limit", p.Bus.RetryLimit, "failed deliveries of an event before it is dead-lettered")
 	dur(&p.WatchdogPeriod, "watchdog-period", 30*time.Second, "how often compute-spec enforces the deadlines of rollouts in flight")
 	fns := strings.Join(AllFunctions, ",")
 	if v, ok := os.LookupEnv(env("functions")); ok {
@@ -163,6 +179,14 @@ func (p *Process) Validate() error {
 	}
 	if p.Bus.AckWait < 2*time.Second {
 		return fmt.Errorf("--ack-wait: %s is too short (at least 2s)", p.Bus.AckWait)
+	}
+	if p.Bus.RetryLimit <= 0 {
+		return fmt.Errorf("--retry-limit: must be positive, not %d", p.Bus.RetryLimit)
+	}
+	for _, d := range p.Bus.Backoff {
+		if d <= 0 {
+			return fmt.Errorf("--retry-backoff: %s is not positive", d)
+		}
 	}
 	if p.WatchdogPeriod <= 0 {
 		return fmt.Errorf("--watchdog-period: must be positive, not %s", p.WatchdogPeriod)
