@@ -42,6 +42,12 @@ type Running struct {
 // server. It returns once every function pulls from its consumer; the
 // process stops when ctx ends (see Wait).
 func Start(ctx context.Context, p *config.Process, log *slog.Logger) (*Running, error) {
+	return StartWrapped(ctx, p, log, nil)
+}
+
+// StartWrapped is Start with each function passed through wrap before it
+// runs (nil: as is): for instrumentation, or to inject faults in tests.
+func StartWrapped(ctx context.Context, p *config.Process, log *slog.Logger, wrap func(runner.Function) runner.Function) (*Running, error) {
 	l, err := connect(ctx, p, log)
 	if err != nil {
 		return nil, err
@@ -53,7 +59,14 @@ func Start(ctx context.Context, p *config.Process, log *slog.Logger) (*Running, 
 	if rr.App, err = Build(ctx, p, l, reg, log); err != nil {
 		return fail(err)
 	}
-	rr.Runners = runners(l, runner.Options{Workers: p.Workers, Log: log, Metrics: metrics.New(reg)}, rr.App.Functions)
+	fns := rr.App.Functions
+	if wrap != nil {
+		fns = make([]runner.Function, 0, len(rr.App.Functions))
+		for _, f := range rr.App.Functions {
+			fns = append(fns, wrap(f))
+		}
+	}
+	rr.Runners = runners(l, runner.Options{Workers: p.Workers, Log: log, Metrics: metrics.New(reg)}, fns)
 	ln, err := net.Listen("tcp", p.HTTPAddr)
 	if err != nil {
 		return fail(fmt.Errorf("--http-addr %s: %w", p.HTTPAddr, err))

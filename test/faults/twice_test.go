@@ -12,7 +12,6 @@ import (
 	"time"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 
 	"github.com/inplace-dev/inplace/pkg/app"
@@ -84,45 +83,27 @@ func (f chaotic) Handle(ctx context.Context, e cloudevents.Event) ([]cloudevents
 }
 
 // startChaos runs the functions of the chain in this process, as `inplace
-// run` assembles them, each behind chaotic.
+// run` does (app.StartWrapped), each behind chaotic.
 func (e *env) startChaos() *chaos {
 	e.t.Helper()
 	p := &config.Process{}
 	if err := config.BindFlags(pflag.NewFlagSet("chaos", pflag.ContinueOnError), p); err != nil {
 		e.t.Fatal(err)
 	}
-	p.NATSURL, p.Kubeconfig, p.Namespace = e.nats.URL(), e.kubeconfig, e.ns
+	p.NATSURL, p.Kubeconfig, p.Namespace, p.HTTPAddr = e.nats.URL(), e.kubeconfig, e.ns, "127.0.0.1:0"
 	p.Functions = []string{"compute-spec", "pre-pull", "patch-pod", "verify"}
 	p.WatchPods, p.Workers, p.Bus, p.WatchdogPeriod = true, 4, e.cfg, time.Second
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	c := &chaos{b: e.b, rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 13))}
 	ctx, cancel := context.WithCancel(e.t.Context())
-	a, err := app.Build(ctx, p, e.b, prometheus.NewRegistry(), log)
+	rr, err := app.StartWrapped(ctx, p, log, func(f runner.Function) runner.Function { return chaotic{Function: f, c: c} })
 	if err != nil {
 		cancel()
 		e.t.Fatal(err)
 	}
-	c := &chaos{b: e.b, rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 13))}
-	var fns []runner.Function
-	for _, f := range a.Functions {
-		fns = append(fns, chaotic{Function: f, c: c})
-	}
-	r := runner.New(e.b, runner.Options{Workers: p.Workers, Log: log}, fns...)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_ = r.Run(ctx)
-	}()
-	for _, loop := range a.Background {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			loop(ctx)
-		}()
-	}
 	e.t.Cleanup(func() {
 		cancel()
-		wg.Wait()
+		_ = rr.Wait()
 	})
 	return c
 }
