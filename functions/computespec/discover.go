@@ -22,6 +22,8 @@ type Target struct {
 	// comes from.
 	Budget     int
 	BudgetFrom string
+	// TemplateReference is the workload's template reference style.
+	TemplateReference string
 }
 
 // Discover finds the workloads a push concerns: those owning a pod with a
@@ -74,6 +76,11 @@ func target(w kube.Workload, d config.Defaults) Target {
 	}
 	t.Options = opts
 	t.Budget, t.BudgetFrom = budget(w, opts)
+	ref, rerr := policy.TemplateReference(w.Meta.Annotations, d.TemplateReference)
+	if rerr != nil && t.Skip == "" && opts.OptedIn {
+		t.Skip = rerr.Error()
+	}
+	t.TemplateReference = ref
 	return t
 }
 
@@ -95,11 +102,12 @@ func budget(w kube.Workload, o policy.Options) (int, string) {
 // rolloutOptions are a target's settings for its rollout.
 func (t Target) rolloutOptions() rollout.Options {
 	return rollout.Options{
-		Budget:          t.Budget,
-		GraceSeconds:    t.Options.GraceSeconds,
-		Prepull:         t.Options.Prepull,
-		VerifySeconds:   t.Options.VerifySeconds,
-		MinReadySeconds: t.Workload.MinReadySeconds,
-		OrderByOrdinal:  t.Workload.Ref.Kind == "StatefulSet",
+		Budget:            t.Budget,
+		GraceSeconds:      t.Options.GraceSeconds,
+		Prepull:           t.Options.Prepull,
+		VerifySeconds:     t.Options.VerifySeconds,
+		MinReadySeconds:   t.Workload.MinReadySeconds,
+		OrderByOrdinal:    t.Workload.Ref.Kind == "StatefulSet",
+		TemplateReference: t.TemplateReference,
 	}
 }

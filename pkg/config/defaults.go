@@ -25,6 +25,10 @@ type Defaults struct {
 	PrepullTimeout time.Duration
 	// EmitCDEvents makes compute-spec emit CDEvents service.upgraded/rolledback.
 	EmitCDEvents bool
+	// TemplateReference is how the template sync writes images into a
+	// template unless a workload's inplace.dev/template-reference says
+	// otherwise: "tag@digest" or "tag".
+	TemplateReference string
 	// Watchdog: slack added to every deadline of a pod in flight, how often
 	// a late step is reminded and how many times before the pod is given up,
 	// and how long a rollout may stall (nothing in flight, pods waiting)
@@ -41,11 +45,12 @@ type Defaults struct {
 // StandardDefaults are used when the ConfigMap is absent or leaves a key out.
 func StandardDefaults() Defaults {
 	return Defaults{
-		Policy:           policy.StandardDefaults(),
-		PrepullNamespace: "inplace-system",
-		PrepullPerNode:   2,
-		PrepullTimeout:   5 * time.Minute,
-		EmitCDEvents:     true,
+		Policy:            policy.StandardDefaults(),
+		PrepullNamespace:  "inplace-system",
+		PrepullPerNode:    2,
+		PrepullTimeout:    5 * time.Minute,
+		EmitCDEvents:      true,
+		TemplateReference: policy.ReferenceTagDigest,
 
 		WatchdogSlack:       time.Minute,
 		WatchdogRemindEvery: time.Minute,
@@ -71,6 +76,7 @@ func ParseDefaults(data map[string]string) (Defaults, error) {
 		configmap.AsInt("prepull-per-node", &d.PrepullPerNode),
 		configmap.AsDuration("prepull-timeout", &d.PrepullTimeout),
 		configmap.AsBool("emit-cdevents", &d.EmitCDEvents),
+		configmap.AsString("template-reference", &d.TemplateReference),
 		configmap.AsDuration("watchdog-slack", &d.WatchdogSlack),
 		configmap.AsDuration("watchdog-remind-every", &d.WatchdogRemindEvery),
 		configmap.AsInt("watchdog-reminders", &d.WatchdogReminders),
@@ -89,6 +95,9 @@ func ParseDefaults(data map[string]string) (Defaults, error) {
 		return d, fmt.Errorf("configmap %s: max-unavailable: %w", ConfigMapName, err)
 	}
 	d.Policy.MaxUnavailable = mu.MaxUnavailable
+	if d.TemplateReference, err = policy.ParseTemplateReference(d.TemplateReference); err != nil {
+		return d, fmt.Errorf("configmap %s: template-reference: %w", ConfigMapName, err)
+	}
 	if d.Policy.PollInterval, err = policy.ParsePollInterval("poll-interval", pollInterval); err != nil {
 		return d, fmt.Errorf("configmap %s: %w", ConfigMapName, err)
 	}

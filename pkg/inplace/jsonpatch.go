@@ -3,6 +3,8 @@ package inplace
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -37,6 +39,22 @@ func setKeyOps(rv, base string, current map[string]string, key, value string) []
 		return []op{add}
 	}
 	return []op{testOp("/metadata/resourceVersion", rv), add}
+}
+
+// setKeysOps is setKeyOps for several keys, in key order.
+func setKeysOps(rv, base string, current map[string]string, kv map[string]string) []op {
+	if current == nil {
+		add := addOp(base, kv)
+		if rv == "" {
+			return []op{add}
+		}
+		return []op{testOp("/metadata/resourceVersion", rv), add}
+	}
+	ops := make([]op, 0, len(kv))
+	for _, k := range slices.Sorted(maps.Keys(kv)) {
+		ops = append(ops, addOp(base+"/"+escape(k), kv[k]))
+	}
+	return ops
 }
 
 func marshal(ops []op) ([]byte, error) {

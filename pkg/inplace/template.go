@@ -39,6 +39,9 @@ type SyncRecord struct {
 	// the sync; nil when the sync did not change it.
 	StatefulSetStrategy *appsv1.StatefulSetUpdateStrategy `json:"statefulSetStrategy,omitempty"`
 	DaemonSetStrategy   *appsv1.DaemonSetUpdateStrategy   `json:"daemonSetStrategy,omitempty"`
+	// TemplateGeneration is a DaemonSet's template generation before the
+	// sync: its pods are labelled with the next one first.
+	TemplateGeneration *int64 `json:"templateGeneration,omitempty"`
 }
 
 // ParseSyncRecord reads the workload's inplace.dev/template-sync annotation;
@@ -59,7 +62,8 @@ func ParseSyncRecord(meta metav1.ObjectMeta) (*SyncRecord, error) {
 // record is already there (a repeated step after a crash keeps the record
 // of the first attempt, not of its own half-applied state), the record.
 // recorded tells the caller whether a record already exists.
-func syncBase(meta metav1.ObjectMeta, rec SyncRecord) (ops []op, recorded bool, err error) {
+// The change-cause (kubectl's) is set with the record when cause is set.
+func syncBase(meta metav1.ObjectMeta, rec SyncRecord, cause string) (ops []op, recorded bool, err error) {
 	ops = []op{testOp("/metadata/uid", string(meta.UID))}
 	old, err := ParseSyncRecord(meta)
 	switch {
@@ -74,7 +78,11 @@ func syncBase(meta metav1.ObjectMeta, rec SyncRecord) (ops []op, recorded bool, 
 	if err != nil {
 		return nil, false, fmt.Errorf("encode sync record: %w", err)
 	}
-	return append(ops, setKeyOps(meta.ResourceVersion, "/metadata/annotations", meta.Annotations, SyncAnnotation, string(b))...), false, nil
+	set := map[string]string{SyncAnnotation: string(b)}
+	if cause != "" {
+		set[ChangeCauseAnnotation] = cause
+	}
+	return append(ops, setKeysOps(meta.ResourceVersion, "/metadata/annotations", meta.Annotations, set)...), false, nil
 }
 
 // imageOps tests every named container's current template image and

@@ -47,7 +47,7 @@ func TestDeploymentSync(t *testing.T) {
 	for _, wasPaused := range []bool{false, true} {
 		t.Run(map[bool]string{false: "running", true: "already paused"}[wasPaused], func(t *testing.T) {
 			d := deployment(wasPaused)
-			patch, err := DeploymentSyncPatch(d, "up-1", newImages())
+			patch, err := DeploymentSyncPatch(d, "up-1", newImages(), "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,7 +72,7 @@ func TestDeploymentSync(t *testing.T) {
 				t.Errorf("record (-want +got):\n%s", diff)
 			}
 			// Repeated after a crash: the record of the first attempt stays.
-			again, err := DeploymentSyncPatch(&synced, "up-1", newImages())
+			again, err := DeploymentSyncPatch(&synced, "up-1", newImages(), "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,7 +118,7 @@ func TestSyncRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := DeploymentSyncPatch(tt.d, "up-1", tt.images)
+			_, err := DeploymentSyncPatch(tt.d, "up-1", tt.images, "")
 			if err == nil {
 				t.Fatal("accepted")
 			}
@@ -134,7 +134,7 @@ func TestSyncRefuses(t *testing.T) {
 
 func TestSyncPatchTestsCurrentImages(t *testing.T) {
 	d := deployment(false)
-	patch, err := DeploymentSyncPatch(d, "up-1", newImages())
+	patch, err := DeploymentSyncPatch(d, "up-1", newImages(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestReplicaSetSyncMatchesDeployment(t *testing.T) {
 	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-5d8f", UID: "rs-uid"},
 		Spec: appsv1.ReplicaSetSpec{Template: podTemplate()}}
 	rs.Spec.Template.Labels["pod-template-hash"] = "5d8f"
-	patch, err := ReplicaSetSyncPatch(rs, newImages())
+	patch, err := ReplicaSetSyncPatch(rs, newImages(), "")
 	if err != nil {
 		t.Fatal(err)
 	}

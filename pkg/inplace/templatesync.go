@@ -1,8 +1,18 @@
 package inplace
 
 import (
+	"fmt"
+	"strconv"
+
 	appsv1 "k8s.io/api/apps/v1"
 )
+
+// ChangeCauseAnnotation is kubectl's: `kubectl rollout history` shows it as
+// CHANGE-CAUSE. The StatefulSet and DaemonSet controllers copy a workload's
+// annotations into the ControllerRevision they create for a new template,
+// and the Deployment controller into its ReplicaSet, so setting it together
+// with the template records why that revision exists.
+const ChangeCauseAnnotation = "kubernetes.io/change-cause"
 
 // DeploymentSyncPatch sets the Deployment's template images and
 // spec.paused=true in ONE request (a paused Deployment never creates a
@@ -10,10 +20,10 @@ import (
 // previous images and paused flag. Then patch the current ReplicaSet with
 // ReplicaSetSyncPatch and restore with DeploymentRestorePatch: the
 // controller finds the ReplicaSet equal to the template and replaces no pod.
-func DeploymentSyncPatch(d *appsv1.Deployment, upgradeID string, images map[string]string) ([]byte, error) {
+func DeploymentSyncPatch(d *appsv1.Deployment, upgradeID string, images map[string]string, cause string) ([]byte, error) {
 	paused := d.Spec.Paused
 	ops, _, err := syncBase(d.ObjectMeta, SyncRecord{UpgradeID: upgradeID,
-		PreviousImages: previousImages(d.Spec.Template.Spec, images), Paused: &paused})
+		PreviousImages: previousImages(d.Spec.Template.Spec, images), Paused: &paused}, cause)
 	if err != nil {
 		return nil, err
 	}
@@ -39,13 +49,18 @@ func DeploymentRestorePatch(d *appsv1.Deployment) ([]byte, error) {
 
 // ReplicaSetSyncPatch sets the ReplicaSet's template images exactly as the
 // Deployment's (same JSON paths, same strings), leaving pod-template-hash
-// alone.
-func ReplicaSetSyncPatch(rs *appsv1.ReplicaSet, images map[string]string) ([]byte, error) {
+// alone, and its change-cause (what `kubectl rollout history deployment`
+// shows) when cause is set.
+func ReplicaSetSyncPatch(rs *appsv1.ReplicaSet, images map[string]string, cause string) ([]byte, error) {
 	img, err := imageOps(&rs.Spec.Template.Spec, images)
 	if err != nil {
 		return nil, err
 	}
-	return marshal(append([]op{testOp("/metadata/uid", string(rs.UID))}, img...))
+	ops := []op{testOp("/metadata/uid", string(rs.UID))}
+	if cause != "" && rs.Annotations[ChangeCauseAnnotation] != cause {
+		ops = append(ops, setKeyOps(rs.ResourceVersion, "/metadata/annotations", rs.Annotations, ChangeCauseAnnotation, cause)...)
+	}
+	return marshal(append(ops, img...))
 }
 
 // StatefulSetSyncPatch sets the template images together with
@@ -54,13 +69,13 @@ func ReplicaSetSyncPatch(rs *appsv1.ReplicaSet, images map[string]string) ([]byt
 // each pod's image with Patch and its controller-revision-hash label with
 // RevisionLabelPatch, and restore with StatefulSetRestorePatch. An OnDelete
 // StatefulSet keeps its strategy.
-func StatefulSetSyncPatch(sts *appsv1.StatefulSet, upgradeID string, images map[string]string) ([]byte, error) {
+func StatefulSetSyncPatch(sts *appsv1.StatefulSet, upgradeID string, images map[string]string, cause string) ([]byte, error) {
 	rec := SyncRecord{UpgradeID: upgradeID, PreviousImages: previousImages(sts.Spec.Template.Spec, images)}
 	frozen := sts.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType
 	if frozen {
 		rec.StatefulSetStrategy = sts.Spec.UpdateStrategy.DeepCopy()
 	}
-	ops, recorded, err := syncBase(sts.ObjectMeta, rec)
+	ops, recorded, err := syncBase(sts.ObjectMeta, rec, cause)
 	if err != nil {
 		return nil, err
 	}
@@ -100,31 +115,56 @@ func StatefulSetRestorePatch(sts *appsv1.StatefulSet) ([]byte, error) {
 	return marshal(ops)
 }
 
-// DaemonSetSyncPatch sets the template images together with an OnDelete
-// update strategy. Then find the newest ControllerRevision's hash, relabel
-// each pod with RevisionLabelPatch (after patching its image) and restore
-// with DaemonSetRestorePatch.
-func DaemonSetSyncPatch(ds *appsv1.DaemonSet, upgradeID string, images map[string]string) ([]byte, error) {
-	rec := SyncRecord{UpgradeID: upgradeID, PreviousImages: previousImages(ds.Spec.Template.Spec, images)}
-	switchIt := ds.Spec.UpdateStrategy.Type != appsv1.OnDeleteDaemonSetStrategyType
-	if switchIt {
-		rec.DaemonSetStrategy = ds.Spec.UpdateStrategy.DeepCopy()
-	}
-	ops, recorded, err := syncBase(ds.ObjectMeta, rec)
+// DaemonSetSyncPatch sets the template images, keeping the RollingUpdate
+// strategy (switching to OnDelete made `kubectl rollout status` fail). It
+// must follow DaemonSetGenerationLabelPatch on every pod: the API server
+// raises the template generation by one with the template, and the
+// controller counts a pod whose pod-template-generation label equals it as
+// updated, so it neither replaces a pod nor reports one fewer updated. The
+// patch tests that the generation is still the one the pods were labelled
+// for. Then relabel each pod's controller-revision-hash to the newest
+// ControllerRevision (RevisionLabelPatch) and remove the record with
+// DaemonSetRestorePatch.
+func DaemonSetSyncPatch(ds *appsv1.DaemonSet, upgradeID string, images map[string]string, cause string) ([]byte, error) {
+	gen, err := DaemonSetTemplateGeneration(ds)
 	if err != nil {
 		return nil, err
 	}
-	if switchIt && !recorded {
-		ops = append(ops, addOp("/spec/updateStrategy", appsv1.DaemonSetUpdateStrategy{Type: appsv1.OnDeleteDaemonSetStrategyType}))
+	rec := SyncRecord{UpgradeID: upgradeID, PreviousImages: previousImages(ds.Spec.Template.Spec, images), TemplateGeneration: &gen}
+	ops, recorded, err := syncBase(ds.ObjectMeta, rec, cause)
+	if err != nil {
+		return nil, err
 	}
 	img, err := imageOps(&ds.Spec.Template.Spec, images)
 	if err != nil {
 		return nil, err
 	}
+	if len(img) > len(images) {
+		// The template changes now: it must become generation gen+1, the
+		// one the pods were labelled with.
+		ops = append(ops, testOp("/metadata/annotations/"+escape(appsv1.DeprecatedTemplateGeneration), strconv.FormatInt(gen, 10)))
+	}
+	_ = recorded
 	return marshal(append(ops, img...))
 }
 
-// DaemonSetRestorePatch puts back the update strategy recorded by the sync.
+// DaemonSetTemplateGeneration is the DaemonSet's template generation, which
+// the API server raises with every template change (the annotation
+// deprecated.daemonset.template.generation).
+func DaemonSetTemplateGeneration(ds *appsv1.DaemonSet) (int64, error) {
+	raw, ok := ds.Annotations[appsv1.DeprecatedTemplateGeneration]
+	if !ok {
+		return 0, fmt.Errorf("DaemonSet %s/%s has no %s annotation", ds.Namespace, ds.Name, appsv1.DeprecatedTemplateGeneration)
+	}
+	gen, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("DaemonSet %s/%s: %s %q: %w", ds.Namespace, ds.Name, appsv1.DeprecatedTemplateGeneration, raw, err)
+	}
+	return gen, nil
+}
+
+// DaemonSetRestorePatch removes the record; an update strategy recorded by
+// a sync of an older inplace (which switched to OnDelete) is put back.
 func DaemonSetRestorePatch(ds *appsv1.DaemonSet) ([]byte, error) {
 	ops, rec, err := restoreBase(ds.ObjectMeta)
 	if err != nil {

@@ -35,7 +35,7 @@ func TestStatefulSetSync(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			sts := statefulSet(tt.strategy)
-			patch, err := StatefulSetSyncPatch(sts, "up-1", newImages())
+			patch, err := StatefulSetSyncPatch(sts, "up-1", newImages(), "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,7 +48,7 @@ func TestStatefulSetSync(t *testing.T) {
 				t.Errorf("strategy after sync (-want +got):\n%s", diff)
 			}
 			// A repeat after a crash must not record the partitioned strategy.
-			again, err := StatefulSetSyncPatch(&synced, "up-1", newImages())
+			again, err := StatefulSetSyncPatch(&synced, "up-1", newImages(), "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,26 +70,45 @@ func TestStatefulSetSync(t *testing.T) {
 	}
 }
 
+// The DaemonSet keeps its RollingUpdate strategy (OnDelete made `kubectl
+// rollout status` fail), the template change is tested against the
+// template generation the pods were labelled for, and the change-cause is
+// set with it.
 func TestDaemonSetSync(t *testing.T) {
 	one := intstr.FromInt32(1)
 	rolling := appsv1.DaemonSetUpdateStrategy{Type: appsv1.RollingUpdateDaemonSetStrategyType,
 		RollingUpdate: &appsv1.RollingUpdateDaemonSet{MaxUnavailable: &one}}
-	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "agent", UID: "ds-uid", ResourceVersion: "7"},
+	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "agent", UID: "ds-uid", ResourceVersion: "7",
+		Annotations: map[string]string{appsv1.DeprecatedTemplateGeneration: "4"}},
 		Spec: appsv1.DaemonSetSpec{Template: podTemplate(), UpdateStrategy: rolling}}
-	patch, err := DaemonSetSyncPatch(ds, "up-1", newImages())
+	patch, err := DaemonSetSyncPatch(ds, "up-1", newImages(), "inplace upgrade up-1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "sync_daemonset", patch)
 	var synced appsv1.DaemonSet
 	mustApply(t, ds, patch, &synced)
-	if diff := cmp.Diff(appsv1.DaemonSetUpdateStrategy{Type: appsv1.OnDeleteDaemonSetStrategyType}, synced.Spec.UpdateStrategy); diff != "" {
-		t.Errorf("strategy after sync (-want +got):\n%s", diff)
+	if diff := cmp.Diff(rolling, synced.Spec.UpdateStrategy); diff != "" {
+		t.Errorf("strategy changed by the sync (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(syncedImages(), TemplateImages(synced.Spec.Template.Spec)); diff != "" {
 		t.Errorf("images (-want +got):\n%s", diff)
 	}
-	again, err := DaemonSetSyncPatch(&synced, "up-1", newImages())
+	if got := synced.Annotations[ChangeCauseAnnotation]; got != "inplace upgrade up-1" {
+		t.Errorf("change-cause %q", got)
+	}
+	rec, err := ParseSyncRecord(synced.ObjectMeta)
+	if err != nil || rec.TemplateGeneration == nil || *rec.TemplateGeneration != 4 {
+		t.Errorf("record %+v (%v); want template generation 4", rec, err)
+	}
+	// Another writer changed the template meanwhile (generation 5): the
+	// patch no longer applies.
+	moved := ds.DeepCopy()
+	moved.Annotations[appsv1.DeprecatedTemplateGeneration] = "5"
+	if err := apply(t, moved, patch, &appsv1.DaemonSet{}); err == nil {
+		t.Error("the template patch applied over a template generation the pods were not labelled for")
+	}
+	again, err := DaemonSetSyncPatch(&synced, "up-1", newImages(), "inplace upgrade up-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,6 +122,9 @@ func TestDaemonSetSync(t *testing.T) {
 	mustApply(t, &twice, restore, &restored)
 	if diff := cmp.Diff(rolling, restored.Spec.UpdateStrategy); diff != "" {
 		t.Errorf("strategy after restore (-want +got):\n%s", diff)
+	}
+	if _, ok := restored.Annotations[SyncAnnotation]; ok {
+		t.Error("record left after restore")
 	}
 }
 

@@ -78,6 +78,9 @@ type Options struct {
 	MinReadySeconds int `json:"minReadySeconds,omitempty"`
 	// OrderByOrdinal: StatefulSet pods go highest ordinal first.
 	OrderByOrdinal bool `json:"orderByOrdinal,omitempty"`
+	// TemplateReference is how the template sync writes the images:
+	// "tag@digest" (also when empty) or "tag".
+	TemplateReference string `json:"templateReference,omitempty"`
 }
 
 // Rollout is the state of one workload's rollout, the value in the KV bucket.

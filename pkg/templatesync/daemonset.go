@@ -2,9 +2,12 @@ package templatesync
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -12,8 +15,11 @@ import (
 	"github.com/inplace-dev/inplace/pkg/rollout"
 )
 
-// daemonSet: OnDelete with the template, relabel the pods to the newest
-// ControllerRevision's hash, restore the strategy.
+// daemonSet keeps the RollingUpdate strategy throughout (OnDelete made
+// `kubectl rollout status` fail): every pod is labelled with the template
+// generation the template patch will make, so the controller counts it as
+// updated before and after; then each pod gets the newest
+// ControllerRevision's hash, and the record is removed.
 func (s *Syncer) daemonSet(ctx context.Context, r *rollout.Rollout, p *rollout.Sync) error {
 	c := s.Client.AppsV1().DaemonSets(r.Workload.Namespace)
 	ds, err := c.Get(ctx, r.Workload.Name, metav1.GetOptions{})
@@ -28,8 +34,7 @@ func (s *Syncer) daemonSet(ctx context.Context, r *rollout.Rollout, p *rollout.S
 		if done, err := s.begin(ctx, r, p, ds.ObjectMeta, ds.Spec.Template.Spec, ds.Spec.Selector); done || err != nil {
 			return err
 		}
-		body, err := inplace.DaemonSetSyncPatch(ds, r.UpgradeID, p.Images)
-		if err := apply(ctx, c.Patch, ds.Name, body, err); err != nil {
+		if err := s.daemonSetTemplate(ctx, r, p, ds); err != nil {
 			return err
 		}
 		p.Step = StepFrozen
@@ -67,7 +72,70 @@ func (s *Syncer) daemonSet(ctx context.Context, r *rollout.Rollout, p *rollout.S
 		if st.ObservedGeneration < ds.Generation || st.UpdatedNumberScheduled != st.DesiredNumberScheduled {
 			return waiting("DaemonSet %s: updated %d/%d", ds.Name, st.UpdatedNumberScheduled, st.DesiredNumberScheduled)
 		}
-		return finish(ctx, s, r, p, c.Patch)
+		return finish(ctx, s, r, p, ds.ObjectMeta, c.Patch)
+	}
+	return nil
+}
+
+// daemonSetTemplate labels the pods with the next template generation,
+// then sets the template (which must raise the generation to exactly that).
+// A failed template patch takes the labels back at once, so no pod passes
+// for updated under a template it does not run.
+func (s *Syncer) daemonSetTemplate(ctx context.Context, r *rollout.Rollout, p *rollout.Sync, ds *appsv1.DaemonSet) error {
+	body, err := inplace.DaemonSetSyncPatch(ds, r.UpgradeID, p.Images, cause(r, p.Images))
+	if errors.Is(err, inplace.ErrBusy) {
+		// A sync of another upgrade was never finished: finish its restore first.
+		body, err = inplace.DaemonSetRestorePatch(ds)
+		if err := apply(ctx, s.Client.AppsV1().DaemonSets(ds.Namespace).Patch, ds.Name, body, err); err != nil {
+			return err
+		}
+		return waiting("restored an unfinished template sync on %s", ds.Name)
+	}
+	if err != nil {
+		return err
+	}
+	gen, err := inplace.DaemonSetTemplateGeneration(ds)
+	if err != nil {
+		return err
+	}
+	pods, err := s.podsOf(ctx, ds.Namespace, ds.Spec.Selector)
+	if err != nil {
+		return err
+	}
+	next := strconv.FormatInt(gen+1, 10)
+	if shows(ds.Spec.Template.Spec, p.Images) {
+		next = strconv.FormatInt(gen, 10) // the template patch was made before a crash
+	}
+	if err := s.setLabel(ctx, pods, inplace.GenerationLabel, next); err != nil {
+		return err
+	}
+	if err := apply(ctx, s.Client.AppsV1().DaemonSets(ds.Namespace).Patch, ds.Name, body, nil); err != nil {
+		if back := s.labelsBack(ctx, ds.Namespace, pods, next); back != nil {
+			return fmt.Errorf("%w; and taking the %s labels back: %v", err, inplace.GenerationLabel, back)
+		}
+		return err
+	}
+	return nil
+}
+
+// labelsBack puts back the generation label of the pods (as read before
+// setLabel) that now carry next.
+func (s *Syncer) labelsBack(ctx context.Context, ns string, before []corev1.Pod, next string) error {
+	for i := range before {
+		old := before[i].Labels[inplace.GenerationLabel]
+		if old == next {
+			continue
+		}
+		pod, err := s.Client.CoreV1().Pods(ns).Get(ctx, before[i].Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) || (err == nil && (pod.UID != before[i].UID || pod.Labels[inplace.GenerationLabel] != next)) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := s.setLabel(ctx, []corev1.Pod{*pod}, inplace.GenerationLabel, old); err != nil {
+			return err
+		}
 	}
 	return nil
 }

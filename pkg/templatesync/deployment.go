@@ -13,7 +13,10 @@ import (
 	"github.com/inplace-dev/inplace/pkg/rollout"
 )
 
-// deployment: pause+template in one patch, the ReplicaSet's template, restore.
+// deployment: pause+template in one patch and, at once, the ReplicaSet's
+// template (the controller counts no pod as updated while the two differ:
+// `kubectl rollout status` then says "0 out of N new replicas"); unpause
+// once the controller has seen both; wait for it to settle.
 func (s *Syncer) deployment(ctx context.Context, r *rollout.Rollout, p *rollout.Sync) error {
 	c := s.Client.AppsV1().Deployments(r.Workload.Namespace)
 	d, err := c.Get(ctx, r.Workload.Name, metav1.GetOptions{})
@@ -25,18 +28,22 @@ func (s *Syncer) deployment(ctx context.Context, r *rollout.Rollout, p *rollout.
 	}
 	switch p.Step {
 	case StepStart:
-		return s.deploymentStart(ctx, r, p, d)
-	case StepFrozen:
-		rs, err := s.Client.AppsV1().ReplicaSets(d.Namespace).Get(ctx, p.FromRevision, metav1.GetOptions{})
-		if err != nil {
-			return fmt.Errorf("get ReplicaSet %s: %w", p.FromRevision, err)
+		if err := s.deploymentStart(ctx, r, p, d); err != nil || p.Step != StepFrozen {
+			return err
 		}
-		body, err := inplace.ReplicaSetSyncPatch(rs, p.Images)
-		if err := apply(ctx, s.Client.AppsV1().ReplicaSets(d.Namespace).Patch, rs.Name, body, err); err != nil {
+		fallthrough
+	case StepFrozen:
+		if err := s.replicaSetTemplate(ctx, r, p, d.Namespace); err != nil {
 			return err
 		}
 		p.Step = StepReplicaSet
 	case StepReplicaSet:
+		// Unpaused before the controller saw the ReplicaSet's new template,
+		// it would make a new ReplicaSet from the Deployment's and replace
+		// every pod: wait until its status counts the pods as updated.
+		if err := s.deploymentSawReplicaSet(ctx, d, p); err != nil {
+			return err
+		}
 		body, err := inplace.DeploymentRestorePatch(d)
 		if err := apply(ctx, c.Patch, d.Name, body, err); err != nil {
 			return err
@@ -46,7 +53,35 @@ func (s *Syncer) deployment(ctx context.Context, r *rollout.Rollout, p *rollout.
 		if err := s.deploymentSettled(ctx, d, p); err != nil {
 			return err
 		}
-		return finish(ctx, s, r, p, c.Patch)
+		return finish(ctx, s, r, p, d.ObjectMeta, c.Patch)
+	}
+	return nil
+}
+
+// replicaSetTemplate patches the current ReplicaSet's template like the
+// Deployment's, with the same change-cause.
+func (s *Syncer) replicaSetTemplate(ctx context.Context, r *rollout.Rollout, p *rollout.Sync, ns string) error {
+	rsc := s.Client.AppsV1().ReplicaSets(ns)
+	rs, err := rsc.Get(ctx, p.FromRevision, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("get ReplicaSet %s: %w", p.FromRevision, err)
+	}
+	body, err := inplace.ReplicaSetSyncPatch(rs, p.Images, cause(r, p.Images))
+	return apply(ctx, rsc.Patch, rs.Name, body, err)
+}
+
+// deploymentSawReplicaSet: the controller's status, computed after the
+// sync's Deployment patch, counts the ReplicaSet's pods as updated, so its
+// cache has the ReplicaSet's new template.
+func (s *Syncer) deploymentSawReplicaSet(ctx context.Context, d *appsv1.Deployment, p *rollout.Sync) error {
+	rs, err := s.Client.AppsV1().ReplicaSets(d.Namespace).Get(ctx, p.FromRevision, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("get ReplicaSet %s: %w", p.FromRevision, err)
+	}
+	st := d.Status
+	if st.ObservedGeneration < d.Generation || st.UpdatedReplicas != rs.Status.Replicas {
+		return waiting("Deployment %s: the controller has not seen ReplicaSet %s's template yet (observed generation %d/%d, updated %d/%d)",
+			d.Name, rs.Name, st.ObservedGeneration, d.Generation, st.UpdatedReplicas, rs.Status.Replicas)
 	}
 	return nil
 }
@@ -64,7 +99,7 @@ func (s *Syncer) deploymentStart(ctx context.Context, r *rollout.Rollout, p *rol
 	if done, err := s.begin(ctx, r, p, d.ObjectMeta, d.Spec.Template.Spec, d.Spec.Selector); done || err != nil {
 		return err
 	}
-	body, err := inplace.DeploymentSyncPatch(d, r.UpgradeID, p.Images)
+	body, err := inplace.DeploymentSyncPatch(d, r.UpgradeID, p.Images, cause(r, p.Images))
 	if errors.Is(err, inplace.ErrBusy) {
 		// A sync of another upgrade was never restored: restore it first.
 		body, err = inplace.DeploymentRestorePatch(d)

@@ -3,25 +3,40 @@
 // makes (scale up, node loss) runs the new image, and the controller counts
 // every existing pod as updated. No pod is deleted or recreated.
 //
-// The sequences are the ones verified against the real controllers
-// (DESIGN.md "Keeping the workload in step"):
-//   - Deployment: {spec.paused: true, template} in one patch; the current
-//     ReplicaSet's template patched identically; paused restored. The
-//     controller then finds that ReplicaSet equal to the template: no new
-//     ReplicaSet, same revision.
-//   - StatefulSet: partition = replicas with the template; once the
-//     controller made the new revision, every pod relabelled to it; the
-//     partition restored.
-//   - DaemonSet: OnDelete with the template; every pod relabelled to the
-//     newest ControllerRevision's hash; the strategy restored.
+// The sequences are checked against the real controllers (DESIGN.md
+// "Keeping the workload in step", research/k8s.md §4), and chosen so that
+// `kubectl rollout status` never fails and counts fewer pods updated than
+// before for as short a time as the controller allows:
+//   - Deployment: {spec.paused: true, template} in one patch and, at once,
+//     the current ReplicaSet's template patched identically; paused restored
+//     once the controller's status shows it saw both. The controller then
+//     finds that ReplicaSet equal to the template: no new ReplicaSet, same
+//     revision. It may count the pods as not updated only if it computes a
+//     status between the two patches.
+//   - StatefulSet: partition = replicas with the template; at once every
+//     pod relabelled to the revision the controller will make for it
+//     (inplace.StatefulSetRevisionName; its status.updateRevision is
+//     checked after, and the pods relabelled again if it differs); the
+//     partition restored. The controller counts the pods as not updated
+//     from making the revision until the label patches land.
+//   - DaemonSet: RollingUpdate kept. Every pod is labelled with the
+//     template generation the template patch will make
+//     (pod-template-generation), which the controller counts as updated,
+//     then the template patched with a test of that generation (a failure
+//     takes the labels back); then every pod relabelled to the newest
+//     ControllerRevision's hash, which keeps counting once the template
+//     changes again.
 //
-// Each call of Sync does one step and returns the progress to record; a
-// crash between or inside steps is resumed by calling Sync again with the
-// last recorded progress, since every step is idempotent. What the sync
-// changed is recorded on the workload itself (inplace.dev/template-sync)
-// until it is restored, so nothing is ever left paused, partitioned or
-// switched. The images before the sync stay in inplace.dev/previous-images
-// and in an Event, since `kubectl rollout undo` cannot return to them.
+// Each call of Sync does one step (or a few that must follow each other at
+// once) and returns the progress to record; a crash between or inside steps
+// is resumed by calling Sync again with the last recorded progress, since
+// every step is idempotent. What the sync changed is recorded on the
+// workload itself (inplace.dev/template-sync) until it is restored, so
+// nothing is ever left paused or partitioned. The change-cause
+// (kubernetes.io/change-cause) is set with the template, so the revision a
+// StatefulSet or DaemonSet gets, and the Deployment's ReplicaSet, say why in
+// `kubectl rollout history`. The images before each of the last syncs stay,
+// newest first, in inplace.dev/previous-images, and in an Event.
 //
 // A halted or rolled-back rollout never reaches the sync: its template is
 // left untouched.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,6 +12,7 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/imageref"
 	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/policy"
 	"github.com/inplace-dev/inplace/pkg/rollout"
 )
 
@@ -104,6 +106,7 @@ func (s *Syncer) begin(ctx context.Context, r *rollout.Rollout, p *rollout.Sync,
 	if err != nil {
 		return false, impossible(p, ReasonPodsNotOnTarget, "template left as is: %v", err)
 	}
+	images = styled(images, r.Options.TemplateReference)
 	p.Images, p.PreviousImages = images, previous(meta, spec, r.UpgradeID, images)
 	if shows(spec, images) && meta.Annotations[inplace.SyncAnnotation] == "" {
 		p.Step, p.Result, p.Note = StepDone, events.TemplateCurrent, "the template already shows the target"
@@ -113,4 +116,27 @@ func (s *Syncer) begin(ctx context.Context, r *rollout.Rollout, p *rollout.Sync,
 		return false, err
 	}
 	return false, nil
+}
+
+// styled writes the images in the workload's reference style: as the pods
+// run them (tag@digest), or by tag alone ("tag"), which a manifest in Git
+// usually has. An image pinned by digest alone keeps it.
+func styled(images map[string]string, style string) map[string]string {
+	if style != policy.ReferenceTag {
+		return images
+	}
+	out := make(map[string]string, len(images))
+	for name, img := range images {
+		out[name] = tagOnly(img)
+	}
+	return out
+}
+
+// tagOnly cuts the digest off "repo:tag@sha256:…" (not off "repo@sha256:…").
+func tagOnly(img string) string {
+	name, _, pinned := strings.Cut(img, "@")
+	if pinned && strings.LastIndex(name, ":") > strings.LastIndex(name, "/") {
+		return name
+	}
+	return img
 }

@@ -27,7 +27,9 @@ func TestDeploymentFollowsWithoutARollout(t *testing.T) {
 		t.Fatal(err)
 	}
 	rsBefore := f.replicaSets()
-	f.sync(f.inPlace())
+	r := f.inPlace()
+	sw := f.watchStatus()
+	f.sync(r)
 
 	d, err := f.c.AppsV1().Deployments(f.ns).Get(ctx, f.name, metav1.GetOptions{})
 	if err != nil {
@@ -41,6 +43,7 @@ func TestDeploymentFollowsWithoutARollout(t *testing.T) {
 		t.Errorf("revision %s; was %s (a rollout happened)", got, want)
 	}
 	f.settled()
+	f.checkStatusWatch(sw, false)
 	f.checkPodsKept()
 	if diff := cmp.Diff(rsBefore, f.replicaSets()); diff != "" {
 		t.Errorf("ReplicaSets changed (-before +after):\n%s", diff)
@@ -90,7 +93,9 @@ func TestStatefulSetFollowsWithoutARollout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps := f.sync(f.inPlace())
+	r := f.inPlace()
+	sw := f.watchStatus()
+	steps := f.sync(r)
 	t.Logf("steps: %v", steps)
 	sts, err := f.c.AppsV1().StatefulSets(f.ns).Get(ctx, f.name, metav1.GetOptions{})
 	if err != nil {
@@ -103,7 +108,11 @@ func TestStatefulSetFollowsWithoutARollout(t *testing.T) {
 	if sts.Status.UpdateRevision == before.Status.UpdateRevision {
 		t.Error("no new revision: the template did not change")
 	}
+	if r.Sync == nil || r.Sync.Revision != sts.Status.UpdateRevision {
+		t.Errorf("the pods were relabelled ahead to %+v; the controller made %s", r.Sync, sts.Status.UpdateRevision)
+	}
 	f.settled()
+	f.checkStatusWatch(sw, false)
 	for _, p := range f.checkPodsKept() {
 		if got := p.Labels["controller-revision-hash"]; got != sts.Status.UpdateRevision {
 			t.Errorf("pod %s revision %s; want %s", p.Name, got, sts.Status.UpdateRevision)
@@ -127,7 +136,9 @@ func TestDaemonSetFollowsWithoutARollout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.sync(f.inPlace())
+	r := f.inPlace()
+	sw := f.watchStatus()
+	f.sync(r)
 	ds, err := f.c.AppsV1().DaemonSets(f.ns).Get(ctx, f.name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -137,6 +148,10 @@ func TestDaemonSetFollowsWithoutARollout(t *testing.T) {
 		t.Errorf("update strategy not restored (-before +after):\n%s", diff)
 	}
 	f.settled()
+	f.checkStatusWatch(sw, true)
+	if got := sw.strategies(); len(got) != 1 || !got["RollingUpdate"] {
+		t.Errorf("update strategies during the sync: %v; want RollingUpdate throughout", got)
+	}
 	// Give a RollingUpdate controller time to act if it were going to.
 	time.Sleep(2 * time.Second)
 	f.checkPodsKept()
@@ -188,5 +203,33 @@ func TestDeploymentMidRolloutIsLeftAlone(t *testing.T) {
 	if after.Spec.Paused || after.Annotations[inplace.SyncAnnotation] != "" ||
 		after.Spec.Template.Spec.Containers[0].Image != before.Spec.Template.Spec.Containers[0].Image {
 		t.Errorf("the Deployment was touched: paused %v template %s", after.Spec.Paused, after.Spec.Template.Spec.Containers[0].Image)
+	}
+}
+
+// The template reference style is a choice: pods pinned to tag@digest, the
+// template gets the same (the default) or the tag alone
+// (inplace.dev/template-reference: tag), as a manifest in Git says it.
+func TestTemplateReferenceIsAChoice(t *testing.T) {
+	for _, style := range []string{"", "tag"} {
+		t.Run("style "+style, func(t *testing.T) {
+			f := newFixture(t, "Deployment")
+			f.create(2)
+			r := f.inPlaceTo(f.pinned)
+			r.Options.TemplateReference = style
+			f.sync(r)
+			d, err := f.c.AppsV1().Deployments(f.ns).Get(t.Context(), f.name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := f.pinned
+			if style == "tag" {
+				want = f.new
+			}
+			if got := d.Spec.Template.Spec.Containers[0].Image; got != want {
+				t.Errorf("template image %s; want %s", got, want)
+			}
+			f.settled()
+			f.checkPodsKept()
+		})
 	}
 }

@@ -25,11 +25,11 @@ func (s *Syncer) replicaSet(ctx context.Context, r *rollout.Rollout, p *rollout.
 		if done, err := s.begin(ctx, r, p, rs.ObjectMeta, rs.Spec.Template.Spec, rs.Spec.Selector); done || err != nil {
 			return err
 		}
-		body, err := inplace.ReplicaSetSyncPatch(rs, p.Images)
+		body, err := inplace.ReplicaSetSyncPatch(rs, p.Images, cause(r, p.Images))
 		if err := apply(ctx, c.Patch, rs.Name, body, err); err != nil {
 			return err
 		}
 		p.Step = StepRestored
 	}
-	return finish(ctx, s, r, p, c.Patch)
+	return finish(ctx, s, r, p, rs.ObjectMeta, c.Patch)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -11,8 +12,11 @@ import (
 	"github.com/inplace-dev/inplace/pkg/rollout"
 )
 
-// statefulSet: partition = replicas with the template, wait for the new
-// revision, relabel the pods, restore the strategy.
+// statefulSet: partition = replicas with the template, and at once every
+// pod relabelled to the revision the controller will make for it (so its
+// status never counts fewer pods updated than before, or only until the
+// relabels land); the controller's own update revision checked (and the
+// pods relabelled again if it differs); the strategy restored.
 func (s *Syncer) statefulSet(ctx context.Context, r *rollout.Rollout, p *rollout.Sync) error {
 	c := s.Client.AppsV1().StatefulSets(r.Workload.Namespace)
 	sts, err := c.Get(ctx, r.Workload.Name, metav1.GetOptions{})
@@ -27,9 +31,19 @@ func (s *Syncer) statefulSet(ctx context.Context, r *rollout.Rollout, p *rollout
 		if done, err := s.begin(ctx, r, p, sts.ObjectMeta, sts.Spec.Template.Spec, sts.Spec.Selector); done || err != nil {
 			return err
 		}
-		body, err := inplace.StatefulSetSyncPatch(sts, r.UpgradeID, p.Images)
-		if err := apply(ctx, c.Patch, sts.Name, body, err); err != nil {
+		pods, err := s.podsOf(ctx, sts.Namespace, sts.Spec.Selector) // read first: the relabels follow the patch at once
+		if err != nil {
 			return err
+		}
+		body, err := inplace.StatefulSetSyncPatch(sts, r.UpgradeID, p.Images, cause(r, p.Images))
+		synced, err := applied(ctx, c.Patch, sts.Name, body, err)
+		if err != nil {
+			return err
+		}
+		if synced != nil {
+			if err := s.relabelAhead(ctx, synced, pods, p); err != nil {
+				return err
+			}
 		}
 		p.Step = StepFrozen
 	case StepFrozen:
@@ -60,9 +74,20 @@ func (s *Syncer) statefulSet(ctx context.Context, r *rollout.Rollout, p *rollout
 		if err := statefulSetSettled(sts, p); err != nil {
 			return err
 		}
-		return finish(ctx, s, r, p, c.Patch)
+		return finish(ctx, s, r, p, sts.ObjectMeta, c.Patch)
 	}
 	return nil
+}
+
+// relabelAhead relabels the pods to the revision the controller will make
+// for synced (the StatefulSet as the sync patch left it).
+func (s *Syncer) relabelAhead(ctx context.Context, synced *appsv1.StatefulSet, pods []corev1.Pod, p *rollout.Sync) error {
+	next, err := inplace.StatefulSetRevisionName(synced)
+	if err != nil {
+		return err
+	}
+	p.Revision = next
+	return s.relabel(ctx, pods, next)
 }
 
 func statefulSetSettled(sts *appsv1.StatefulSet, p *rollout.Sync) error {

@@ -2,8 +2,8 @@ package templatesync_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,20 +35,26 @@ type fixture struct {
 	ns, name string
 	kind     string
 	old, new string
-	uids     map[string]types.UID
+	// pinned is new@digest, what compute-spec plans when the push has a digest.
+	pinned string
+	uids   map[string]types.UID
 }
 
 func newFixture(t *testing.T, kind string) *fixture {
 	w := world.Shared(t)
 	f := &fixture{t: t, w: w, c: w.Client(), ns: w.NewNamespace(t), name: "shop", kind: kind}
 	ctx := t.Context()
+	digests := map[string]string{}
 	for _, tag := range []string{"1.0.0", "1.1.0"} {
-		if _, err := w.Registry.Push(ctx, f.ns+"/shop", tag); err != nil {
+		d, err := w.Registry.Push(ctx, f.ns+"/shop", tag)
+		if err != nil {
 			t.Fatal(err)
 		}
+		digests[tag] = d
 	}
 	f.old = w.Registry.Host() + "/" + f.ns + "/shop:1.0.0"
 	f.new = w.Registry.Host() + "/" + f.ns + "/shop:1.1.0"
+	f.pinned = f.new + "@" + digests["1.1.0"]
 	return f
 }
 
@@ -134,22 +140,28 @@ func (f *fixture) rolloutStatus(ctx context.Context) (string, bool, error) {
 // and the test waits until the kubelet runs it and the pod is Ready.
 func (f *fixture) inPlace() *rollout.Rollout {
 	f.t.Helper()
+	return f.inPlaceTo(f.new)
+}
+
+// inPlaceTo is inPlace to image target.
+func (f *fixture) inPlaceTo(target string) *rollout.Rollout {
+	f.t.Helper()
 	ctx := f.t.Context()
 	r := &rollout.Rollout{UpgradeID: "u-sync", Phase: rollout.Syncing, Pods: map[string]*rollout.Pod{},
 		Workload: events.ObjectRef{Kind: f.kind, Namespace: f.ns, Name: f.name},
 		Push:     events.ImagePushedData{Registry: f.w.Registry.Host(), Repository: f.ns + "/shop", Tag: "1.1.0", Origin: "test"}}
 	for name, uid := range f.uids {
-		patch := fmt.Sprintf(`[{"op":"test","path":"/metadata/uid","value":%q},{"op":"replace","path":"/spec/containers/0/image","value":%q}]`, uid, f.new)
+		patch := fmt.Sprintf(`[{"op":"test","path":"/metadata/uid","value":%q},{"op":"replace","path":"/spec/containers/0/image","value":%q}]`, uid, target)
 		if _, err := f.c.CoreV1().Pods(f.ns).Patch(ctx, name, types.JSONPatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 			f.t.Fatal(err)
 		}
 		r.Pods[name] = &rollout.Pod{Name: name, UID: string(uid), State: rollout.Succeeded,
-			Containers: []events.ContainerPlan{{Name: "app", FromImage: f.old, ToImage: f.new}}}
+			Containers: []events.ContainerPlan{{Name: "app", FromImage: f.old, ToImage: target}}}
 	}
 	_, err := world.WaitPods(ctx, f.c, f.ns, "app="+f.name, 2*time.Minute, "all Ready on the new image", func(pods []corev1.Pod) bool {
 		for _, p := range pods {
 			cs := world.ContainerStatus(&p, "app")
-			if !world.PodReady(&p) || cs == nil || cs.Image != f.new || cs.RestartCount != 1 {
+			if !world.PodReady(&p) || cs == nil || cs.Image != target || cs.RestartCount != 1 {
 				return false
 			}
 		}
@@ -235,8 +247,27 @@ func (f *fixture) checkRecord(meta metav1.ObjectMeta, spec corev1.PodSpec) {
 	if _, ok := meta.Annotations[inplace.SyncAnnotation]; ok {
 		f.t.Errorf("the sync record %s was left on the workload", inplace.SyncAnnotation)
 	}
-	var prev struct{ Images map[string]string }
-	if err := json.Unmarshal([]byte(meta.Annotations[templatesync.PreviousImagesAnnotation]), &prev); err != nil || prev.Images["app"] != f.old {
-		f.t.Errorf("previous images annotation = %q (%v); want app=%s", meta.Annotations[templatesync.PreviousImagesAnnotation], err, f.old)
+	prev, err := templatesync.ParsePrevious(meta.Annotations[templatesync.PreviousImagesAnnotation])
+	if err != nil || len(prev) == 0 || prev[0].Images["app"] != f.old {
+		f.t.Errorf("previous images annotation = %q (%v); want app=%s first", meta.Annotations[templatesync.PreviousImagesAnnotation], err, f.old)
+	}
+	if got := meta.Annotations[inplace.ChangeCauseAnnotation]; !strings.Contains(got, "u-sync") || !strings.Contains(got, f.new) {
+		f.t.Errorf("change-cause %q; want the upgrade and the image", got)
+	}
+}
+
+// checkStatusWatch: kubectl's rollout-status viewer never failed during the
+// sync; for how long it counted fewer pods updated than before is logged
+// (it must be never when never is true).
+func (f *fixture) checkStatusWatch(sw *statusWatch, never bool) {
+	f.t.Helper()
+	failed, fewer, n := sw.finish()
+	sw.log(f.t)
+	f.t.Logf("MEASURE %s: %d versions seen, fewer pods updated than before for %s", f.kind, n, fewer)
+	if len(failed) > 0 {
+		f.t.Errorf("kubectl rollout status failed during the sync: %q", failed)
+	}
+	if never && fewer > 0 {
+		f.t.Errorf("kubectl rollout status counted fewer pods updated than before for %s", fewer)
 	}
 }

@@ -24,17 +24,13 @@ import (
 // Steps of a sync, in order.
 const (
 	StepStart      = ""
-	StepFrozen     = "frozen"     // template set with paused/partition/OnDelete
+	StepFrozen     = "frozen"     // template set (with paused or partition)
 	StepReplicaSet = "replicaset" // Deployment: current ReplicaSet template set
 	StepRevision   = "revision"   // StatefulSet/DaemonSet: new revision known
 	StepRelabeled  = "relabeled"  // pods carry the new revision
 	StepRestored   = "restored"   // paused/partition/strategy put back
 	StepDone       = "done"
 )
-
-// PreviousImagesAnnotation keeps the template images from before the last
-// sync, for operators (and undo).
-const PreviousImagesAnnotation = "inplace.dev/previous-images"
 
 // Syncer talks to the API server for compute-spec's template sync.
 type Syncer struct {
@@ -117,32 +113,49 @@ type patchFunc[T any] func(ctx context.Context, name string, pt types.PatchType,
 // apply sends a JSON patch built by build; a failed precondition means the
 // object changed under us, so it is retried by the runner (after a fresh read).
 func apply[T any](ctx context.Context, patch patchFunc[T], name string, body []byte, err error) error {
-	if errors.Is(err, inplace.ErrAlreadyApplied) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if _, err := patch(ctx, name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: "inplace"}); err != nil {
-		if apierrors.IsNotFound(err) {
-			return settle.Permanentf("%s is gone: %w", name, err)
-		}
-		if inplace.PreconditionFailed(err) {
-			// Changed between our read and our write: read again.
-			return waiting("%s changed while patching it; reading it again", name)
-		}
-		return fmt.Errorf("patch %s with %.300s: %w", name, body, err)
-	}
-	return nil
+	_, err = applied(ctx, patch, name, body, err)
+	return err
 }
 
-// finish records the previous images on the workload and in an Event.
-func finish[T any](ctx context.Context, s *Syncer, r *rollout.Rollout, p *rollout.Sync, patch patchFunc[T]) error {
-	rec, err := json.Marshal(map[string]any{"upgradeID": r.UpgradeID, "images": p.PreviousImages, "syncedAt": s.now().UTC()})
+// patchError classifies a failed patch: gone is permanent; a failed
+// precondition means the object changed between our read and our write,
+// so it is read again.
+func patchError(name string, body []byte, err error) error {
+	switch {
+	case apierrors.IsNotFound(err):
+		return settle.Permanentf("%s is gone: %w", name, err)
+	case inplace.PreconditionFailed(err):
+		return waiting("%s changed while patching it; reading it again", name)
+	}
+	return fmt.Errorf("patch %s with %.300s: %w", name, body, err)
+}
+
+// applied is apply that also returns the object the patch left (nil when
+// there was nothing to patch).
+func applied[T any](ctx context.Context, patch patchFunc[T], name string, body []byte, err error) (T, error) {
+	var zero T
+	if errors.Is(err, inplace.ErrAlreadyApplied) {
+		return zero, nil
+	}
+	if err != nil {
+		return zero, err
+	}
+	out, err := patch(ctx, name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: "inplace"})
+	if err != nil {
+		return zero, patchError(name, body, err)
+	}
+	return out, nil
+}
+
+// finish records the previous images on the workload (meta is its
+// current metadata) and in an Event.
+func finish[T any](ctx context.Context, s *Syncer, r *rollout.Rollout, p *rollout.Sync, meta metav1.ObjectMeta, patch patchFunc[T]) error {
+	hist, err := withPrevious(meta.Annotations[PreviousImagesAnnotation],
+		Previous{UpgradeID: r.UpgradeID, Images: p.PreviousImages, SyncedAt: s.now().UTC()})
 	if err != nil {
 		return err
 	}
-	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{PreviousImagesAnnotation: string(rec)}}})
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{PreviousImagesAnnotation: hist}}})
 	if err != nil {
 		return err
 	}
@@ -152,6 +165,12 @@ func finish[T any](ctx context.Context, s *Syncer, r *rollout.Rollout, p *rollou
 	s.event(r, corev1.EventTypeNormal, EventSynced, syncedMessage(r, p))
 	p.Step, p.Result = StepDone, events.TemplateSynced
 	return nil
+}
+
+// cause is the change-cause recorded with the template: what `kubectl
+// rollout history` shows for the revision the sync makes.
+func cause(r *rollout.Rollout, images map[string]string) string {
+	return fmt.Sprintf("inplace upgrade %s: %s in place, without a rollout", r.UpgradeID, describe(images))
 }
 
 func (s *Syncer) event(r *rollout.Rollout, typ, reason, msg string) {
