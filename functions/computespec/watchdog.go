@@ -17,6 +17,13 @@ import (
 	"github.com/inplace-dev/inplace/pkg/settle"
 )
 
+// quiet is how long a rollout waiting on its own loop (a stall, a template
+// sync: each redelivered every stallRecheck, and each writes the record)
+// may go unchanged before the watchdog takes the loop's step itself. The
+// loop may be gone (its event lost or dead-lettered), or may never have
+// existed: a transition the watchdog made has no event to redeliver.
+const quiet = 3 * stallRecheck
+
 // ReasonStalled halts a rollout whose pods wait for a free slot and none
 // comes (pods stay NotReady) for the stall deadline.
 const ReasonStalled = "ProgressDeadlineExceeded"
@@ -78,7 +85,7 @@ func (f *Function) sweepOne(ctx context.Context, key string) ([]cloudevents.Even
 		return f.expireApproval(ctx, in, r, now)
 	}
 	if r.Phase == rollout.Syncing {
-		return f.driveSync(ctx, in, r, now, w)
+		return f.driveSync(ctx, in, r, now)
 	}
 	pods, err := f.d.Cache.PodsOf(r.Workload)
 	if err != nil {
@@ -89,7 +96,7 @@ func (f *Function) sweepOne(ctx context.Context, key string) ([]cloudevents.Even
 		return nil, err
 	}
 	halt := r.Phase == rollout.Running && stalled(r) && now.Sub(progressAt(r)) > w.StallDeadline
-	replan := r.Phase == rollout.Running && stalled(r) && now.Sub(r.UpdatedAt) > w.NudgeEvery
+	replan := r.Phase == rollout.Running && stalled(r) && now.Sub(r.UpdatedAt) > quiet
 	if len(checks) == 0 && !halt && !replan {
 		return outs, nil
 	}
@@ -178,8 +185,8 @@ func remindVerify(in cloudevents.Event, pod *corev1.Pod, c podCheck) (cloudevent
 // quiet (its event lost or dead-lettered), and completes the rollout when
 // the sync is done. A sync is never abandoned half-way: every step moves
 // towards restoring the workload, and each is driven until it is done.
-func (f *Function) driveSync(ctx context.Context, in cloudevents.Event, r *rollout.Rollout, now time.Time, w Watchdog) ([]cloudevents.Event, error) {
-	if now.Sub(r.UpdatedAt) <= w.NudgeEvery {
+func (f *Function) driveSync(ctx context.Context, in cloudevents.Event, r *rollout.Rollout, now time.Time) ([]cloudevents.Event, error) {
+	if now.Sub(r.UpdatedAt) <= quiet {
 		return nil, nil
 	}
 	done, err := f.syncTemplate(ctx, r)
