@@ -93,7 +93,7 @@ func (f *Function) onDecision(ctx context.Context, in cloudevents.Event) ([]clou
 	var cands []rollout.Candidate
 	if approve {
 		var t Target
-		if t, cands, _, err = f.observe(d.Workload, raw); err != nil {
+		if t, cands, _, err = f.observe(ctx, d.Workload, raw); err != nil {
 			return nil, err
 		}
 		if t.Skip != "" {

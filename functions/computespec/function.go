@@ -48,8 +48,11 @@ type Deps struct {
 	// Recorder records Warning Events on workloads a push is refused for;
 	// nil records none.
 	Recorder record.EventRecorder
-	Log      *slog.Logger
-	Now      func() time.Time
+	// OptIn keeps the owners the admission policy lets the functions
+	// write pods of; nil keeps none (no policy installed, dry runs).
+	OptIn OptIn
+	Log   *slog.Logger
+	Now   func() time.Time
 	// Watchdog overrides config-inplace's watchdog settings where non-zero
 	// (see Sweep).
 	Watchdog Watchdog

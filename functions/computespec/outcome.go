@@ -49,7 +49,7 @@ func (f *Function) transition(ctx context.Context, in cloudevents.Event, ref eve
 		f.d.Log.Info("no rollout for this event; nothing to do", "event", in.ID(), "workload", key)
 		return nil, nil
 	}
-	t, cands, observed, err := f.observe(ref, raw)
+	t, cands, observed, err := f.observe(ctx, ref, raw)
 	if err != nil {
 		return nil, err
 	}
@@ -81,8 +81,9 @@ func (f *Function) transition(ctx context.Context, in cloudevents.Event, ref eve
 
 // observe reads the workload's opt-in and its pods' candidates for the
 // rollout's push. A workload that lost its opt-in, or is paused, plans
-// nothing more (Skip is set).
-func (f *Function) observe(ref events.ObjectRef, raw []byte) (Target, []rollout.Candidate, string, error) {
+// nothing more (Skip is set); one that still opts in has its pods' owners
+// allowed by the admission policy before any of them is planned.
+func (f *Function) observe(ctx context.Context, ref events.ObjectRef, raw []byte) (Target, []rollout.Candidate, string, error) {
 	cur, err := decode(raw)
 	if err != nil {
 		return Target{}, nil, "", settle.Permanent(err)
@@ -98,6 +99,11 @@ func (f *Function) observe(ref events.ObjectRef, raw []byte) (Target, []rollout.
 	pods, err := f.d.Cache.PodsOf(ref)
 	if err != nil {
 		return t, nil, "", wrap("pods of "+ref.String(), err)
+	}
+	if t.Skip == "" {
+		if err := f.allow(ctx, pods); err != nil {
+			return t, nil, "", err
+		}
 	}
 	return t, candidates(ref.Kind, pods, cur.Push, t.Options.Policy), cur.UpgradeID, nil
 }

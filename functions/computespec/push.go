@@ -47,6 +47,9 @@ func (f *Function) onPush(ctx context.Context, in cloudevents.Event) ([]cloudeve
 		log := f.d.Log.With("event", in.ID(), "workload", t.Workload.Ref.String(), "push", push.Ref())
 		if t.Skip != "" {
 			log.Info("push leaves workload alone", "why", t.Skip)
+			if err := f.forget(ctx, t); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		more, err := f.start(ctx, in, push, t)
@@ -88,6 +91,9 @@ func (f *Function) start(ctx context.Context, in cloudevents.Event, push events.
 	if !needsWork(cands) {
 		f.d.Log.Info("every pod already runs the push", "workload", ref.String(), "push", push.Ref())
 		return nil, nil
+	}
+	if err := f.allow(ctx, pods); err != nil {
+		return nil, err
 	}
 	now, why := f.d.Now(), approvalWhy(t, push, cands)
 	ttl := f.d.Defaults.Load().ApprovalTimeout

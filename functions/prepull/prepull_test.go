@@ -23,11 +23,13 @@ import (
 	"github.com/inplace-dev/inplace/test/world"
 )
 
-// setup gives a test an app namespace, a pre-pull namespace and the
+// setup gives a test an app namespace, a pre-pull namespace that enforces
+// Pod Security "restricted" (as config/namespace labels it) and the
 // function running as its own least-privileged ServiceAccount.
 func setup(t *testing.T, edit func(*config.Defaults)) (w *world.World, appNS, pullNS string, f *prepull.Function) {
 	w = world.Shared(t)
 	appNS, pullNS = w.NewNamespace(t), w.NewNamespace(t)
+	restrict(t, w, pullNS)
 	client := fntest.Identity(t, w, prepull.RBAC, pullNS)
 	return w, appNS, pullNS, newFunction(client, pullNS, edit)
 }
@@ -272,5 +274,14 @@ func watchPeak(t *testing.T, w *world.World, ns string) func() int {
 		mu.Lock()
 		defer mu.Unlock()
 		return peak
+	}
+}
+
+// restrict labels ns to enforce Pod Security "restricted".
+func restrict(t *testing.T, w *world.World, ns string) {
+	t.Helper()
+	patch := []byte(`{"metadata":{"labels":{"pod-security.kubernetes.io/enforce":"restricted"}}}`)
+	if _, err := w.Client().CoreV1().Namespaces().Patch(t.Context(), ns, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -73,6 +73,7 @@ func podFor(namespace, name, node string, images []string, created time.Time) *c
 			ImagePullPolicy: corev1.PullIfNotPresent,
 			Command:         []string{"/bin/true"},
 			Resources:       corev1.ResourceRequirements{Requests: tiny, Limits: limit},
+			SecurityContext: restricted(),
 		})
 	}
 	zero := int64(0)
@@ -92,6 +93,11 @@ func podFor(namespace, name, node string, images []string, created time.Time) *c
 			AutomountServiceAccountToken:  new(false),
 			EnableServiceLinks:            new(false),
 			TerminationGracePeriodSeconds: &zero,
+			// Pod Security "restricted": the pre-pull namespace enforces it.
+			// A numeric non-root user, so an image whose own user is root
+			// still starts (the pull is what counts).
+			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: new(true), RunAsUser: new(int64(65534)),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 		},
 	}
 }
@@ -103,4 +109,11 @@ func createdAt(p *corev1.Pod) time.Time {
 		return t
 	}
 	return p.CreationTimestamp.Time
+}
+
+// restricted is a container security context Pod Security "restricted"
+// admits: no privilege escalation, no capability, a read-only root.
+func restricted() *corev1.SecurityContext {
+	return &corev1.SecurityContext{AllowPrivilegeEscalation: new(false), ReadOnlyRootFilesystem: new(true),
+		Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}
 }

@@ -37,8 +37,11 @@ type FunctionDeps struct {
 	// Store holds the rollout records: compute-spec writes them; patch-pod
 	// and verify check every write against them, through Records[their
 	// name] when set (their own connection), else through Store.
-	Store    computespec.Store
-	Records  map[string]guard.Records
+	Store   computespec.Store
+	Records map[string]guard.Records
+	// OptIn keeps the owners the admission policy lets the functions write
+	// pods of; nil for dry runs.
+	OptIn    computespec.OptIn
 	Defaults *config.Store
 	// Events records Kubernetes Events on pods and workloads; off for dry runs.
 	Events bool
@@ -64,7 +67,7 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 		rec := recorder(computespec.Name)
 		syncer := &templatesync.Syncer{Client: d.Kube, Recorder: rec, Log: d.Log.With("function", computespec.Name)}
 		f := computespec.New(computespec.Deps{Cache: d.Cache, Store: d.Store, Defaults: d.Defaults,
-			Syncer: syncer, Recorder: rec, Log: d.Log.With("function", computespec.Name)})
+			Syncer: syncer, Recorder: rec, OptIn: d.OptIn, Log: d.Log.With("function", computespec.Name)})
 		fns = append(fns, f)
 		if d.Publish != nil {
 			loops = append(loops, func(ctx context.Context) { every(ctx, d.WatchdogPeriod, watchdog(f, d.Publish), d.Log) })
@@ -95,7 +98,8 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 // buildFunctions makes the functions p names, and the pod watcher.
 func (a *App) buildFunctions(ctx context.Context, p *config.Process, l *links, log *slog.Logger) error {
 	d := FunctionDeps{Kube: a.Kube, Cache: a.Cache, Store: a.KV, Defaults: a.Defaults, Events: true, Log: log,
-		WatchdogPeriod: p.WatchdogPeriod, Records: map[string]guard.Records{}}
+		WatchdogPeriod: p.WatchdogPeriod, Records: map[string]guard.Records{},
+		OptIn: &kube.OptedIn{Client: a.Kube, Namespace: p.Namespace, Log: log}}
 	if l != nil { // each function reads the rollout records, and publishes, as itself
 		d.Publish = l.bus(computespec.Name).Publish
 		for _, fn := range []string{patchpod.Name, verify.Name} {

@@ -79,10 +79,12 @@ func TestServerSideDryRun(t *testing.T) {
 	installCRDs(t, w)
 	ctx := t.Context()
 	// Namespaced objects need their namespace to exist, even in a dry run.
-	_, err := w.Client().CoreV1().Namespaces().Create(ctx,
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "inplace-system"}}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
+	for _, name := range []string{defaultNamespace, prepullNamespace} {
+		_, err := w.Client().CoreV1().Namespaces().Create(ctx,
+			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
 	}
 	a := newApplier(t, w)
 	n := map[bool]int{}

@@ -15,8 +15,12 @@ import (
 	"github.com/inplace-dev/inplace/test/world"
 )
 
-// defaultNamespace is the namespace config/ is written for.
-const defaultNamespace = "inplace-system"
+// defaultNamespace is the namespace config/ is written for; the pre-pull
+// pods have their own, moved to the test's namespace too.
+const (
+	defaultNamespace = "inplace-system"
+	prepullNamespace = "inplace-prepull"
+)
 
 // identity is a ServiceAccount of config/rbac and a kubeconfig minted for it.
 type identity struct {
@@ -63,7 +67,7 @@ func applyRBAC(t *testing.T, w *world.World, ns string) map[string]identity {
 func moved(t *testing.T, o *unstructured.Unstructured, ns string) *unstructured.Unstructured {
 	t.Helper()
 	o = o.DeepCopy()
-	if o.GetNamespace() == defaultNamespace {
+	if o.GetNamespace() == defaultNamespace || o.GetNamespace() == prepullNamespace {
 		o.SetNamespace(ns)
 	}
 	switch o.GetKind() {

@@ -43,11 +43,13 @@ func TestEveryKustomizationRenders(t *testing.T) {
 // TestOverlayContents pins what each overlay installs, by kind.
 func TestOverlayContents(t *testing.T) {
 	want := map[string]map[string]int{
-		"plain": {"Namespace": 1, "ConfigMap": 3, "ServiceAccount": 5, "Deployment": 5, "Service": 1, "Job": 1,
-			"ClusterRole": 5, "ClusterRoleBinding": 5, "Role": 2, "RoleBinding": 4},
-		"knative": {"Namespace": 1, "ConfigMap": 4, "ServiceAccount": 6, "ClusterRole": 6, "ClusterRoleBinding": 5,
-			"Role": 2, "RoleBinding": 4, "Broker": 1, "Trigger": 4, "ApiServerSource": 1, "SinkBinding": 1, "Service": 5},
-		"nats": {"Namespace": 1, "ConfigMap": 1, "Service": 2, "StatefulSet": 1, "PodDisruptionBudget": 1},
+		"plain": {"Namespace": 2, "ConfigMap": 4, "ServiceAccount": 5, "Deployment": 5, "Service": 1, "Job": 1,
+			"ClusterRole": 5, "ClusterRoleBinding": 5, "Role": 3, "RoleBinding": 5,
+			"ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2},
+		"knative": {"Namespace": 2, "ConfigMap": 5, "ServiceAccount": 6, "ClusterRole": 6, "ClusterRoleBinding": 5,
+			"Role": 3, "RoleBinding": 5, "Broker": 1, "Trigger": 4, "ApiServerSource": 1, "SinkBinding": 1, "Service": 5,
+			"ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2},
+		"nats": {"Namespace": 2, "ConfigMap": 1, "Service": 2, "StatefulSet": 1, "PodDisruptionBudget": 1},
 	}
 	for name, kinds := range want {
 		t.Run(name, func(t *testing.T) {

@@ -112,13 +112,16 @@ func (c *chain) run(t *testing.T, in cloudevents.Event) []cloudevents.Event {
 
 // TestRolloutUnderConfigRBAC runs a whole rollout through the four
 // functions, each with a client minted for its own ServiceAccount from
-// config/rbac: compute-spec plans two waves and syncs the Deployment's
+// config/rbac and the admission policy of config/admission enforced, each
+// connected to NATS as its own identity: compute-spec plans two waves
+// (letting the policy know the owner opted in) and syncs the Deployment's
 // template, pre-pull puts the image on the node, patch-pod drains the gate
 // and patches, verify sees the restart through and opens the gate.
 func TestRolloutUnderConfigRBAC(t *testing.T) {
 	w := world.Shared(t)
 	ns, appNS := w.NewNamespace(t), w.NewNamespace(t)
 	ids := applyRBAC(t, w, ns)
+	applyAdmission(t, w, ids, ns, appNS)
 	configInplace(t, w, ns)
 	old := fntest.Push(t, w, appNS+"/shop", "1.0.0")
 	deployGated(t, w, appNS, "web", old.Ref, 2)
