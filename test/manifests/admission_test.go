@@ -153,6 +153,7 @@ func TestAdmissionPolicyBoundsTheFunctions(t *testing.T) {
 		{"verify", "a label", opted, objMeta("labels", "app", "evil"), "", false},
 		{"compute-spec", "the revision label", opted, objMeta("labels", "controller-revision-hash", "abc"), "", true},
 		{"compute-spec", "the revision label of a pod whose owner did not opt in", other, objMeta("labels", "controller-revision-hash", "abc"), "", false},
+		{"compute-spec", "the template generation label", opted, objMeta("labels", "pod-template-generation", "2"), "", true},
 		{"compute-spec", "an image", opted, image(v2.Ref), "", false},
 		{"compute-spec", "another label", opted, objMeta("labels", "app", "evil"), "", false},
 	}
