@@ -155,3 +155,16 @@ func (c *Cluster) StartDuration() time.Duration { return c.started }
 
 // errExited reports that p died while we waited for it.
 func errExited(p *proc.Process) error { return p.ErrExited() }
+
+// Pids are the process ids of the control plane by name (etcd,
+// kube-apiserver, kube-controller-manager), for a benchmark that reads
+// their CPU time.
+func (c *Cluster) Pids() map[string]int {
+	out := map[string]int{}
+	for _, p := range []*proc.Process{c.etcd, c.apiserver, c.kcm} {
+		if p != nil {
+			out[p.Name()] = p.Pid()
+		}
+	}
+	return out
+}

@@ -33,9 +33,9 @@ type Options struct {
 	Kubeconfig string
 	// Registries are the host:port of the registries the nodes pull from.
 	Registries []string
-	// Timings: the pull, start, stop, run and crash times of the fake
-	// runtime (back-offs, heartbeats and relists are the kubelet's own);
-	// default kubelet.FastTimings.
+	// Timings: the pull, sandbox, volume attach, start, stop, run and
+	// crash times of the fake runtime (back-offs, heartbeats and relists
+	// are the kubelet's own); default kubelet.FastTimings.
 	Timings *kubelet.Timings
 	// Capacity of each node: cpu, memory and pods; defaults as the
 	// simulated nodes (32, 128Gi, 110).
@@ -131,6 +131,14 @@ func (n *Nodes) startNode(name string, i int) (*proc.Process, error) {
 		"--run=" + t.Run.String(),
 		"--crash-after=" + t.CrashAfter.String(),
 	}
+	// Only when set, so that a hollow-node built before these flags
+	// existed still runs the timings that do not use them.
+	if t.Sandbox > 0 {
+		args = append(args, "--sandbox="+t.Sandbox.String())
+	}
+	if t.VolumeAttach > 0 {
+		args = append(args, "--volume-attach="+t.VolumeAttach.String())
+	}
 	for _, r := range n.opts.Registries {
 		args = append(args, "--registry="+r)
 	}
@@ -224,4 +232,16 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Pids are the process ids of the scheduler and the nodes by name, for a
+// benchmark that reads their CPU time.
+func (n *Nodes) Pids() map[string]int {
+	out := map[string]int{}
+	for _, p := range append([]*proc.Process{n.scheduler}, n.procs...) {
+		if p != nil {
+			out[p.Name()] = p.Pid()
+		}
+	}
+	return out
 }

@@ -23,7 +23,8 @@
 // runtime as the last relist saw it and from the reason cache (what the
 // previous sync's attempts to start containers ended with: ErrImagePull,
 // ImagePullBackOff, CrashLoopBackOff, ...), then runs its actions (create
-// the sandbox; kill a container whose image changed, "Container X
+// the sandbox, after attaching and mounting the volumes of a pod that
+// claims any; kill a container whose image changed, "Container X
 // definition changed, will be restarted"; pull per imagePullPolicy;
 // create and start), which keep the worker busy for their durations. The
 // next sync waits for a relist after the previous one ended and runs on a

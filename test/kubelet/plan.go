@@ -14,6 +14,7 @@ type opKind int
 const (
 	opKillPod opKind = iota // stop every running container, then the sandbox
 	opKill                  // stop one container
+	opVolumes               // attach and mount the pod's claimed volumes
 	opSandbox               // create a sandbox (the pod IP)
 	opStart                 // ensure the image, create and start a container
 )
@@ -85,7 +86,18 @@ func (w *worker) run(ctx context.Context, pod *corev1.Pod, p *plan, o *op, t tim
 		return w.killPod(pod, p, o, t)
 	case opKill:
 		return w.killOne(pod, p, o, t)
+	case opVolumes:
+		if p.stage == stBegin && w.t.VolumeAttach > 0 {
+			p.stage = stDone
+			return t.Add(w.t.VolumeAttach), false
+		}
+		w.rt.volumesMounted = true
+		return t, true
 	case opSandbox:
+		if p.stage == stBegin && w.t.Sandbox > 0 {
+			p.stage = stDone // RunPodSandbox: the sandbox and its network
+			return t.Add(w.t.Sandbox), false
+		}
 		w.rt.sandbox = &sandbox{ready: true, ip: w.h.podIP(pod)}
 		w.rt.changed = true
 		return t, true

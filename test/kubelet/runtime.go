@@ -59,6 +59,9 @@ type podRuntime struct {
 	uid     types.UID
 	sandbox *sandbox
 	ctrs    []*instance
+	// volumesMounted: the pod's claimed volumes are attached and mounted
+	// (they stay so for the pod's life, across sandboxes).
+	volumesMounted bool
 	// changed is set when the runtime changes, for the next relist.
 	changed bool
 }

@@ -74,6 +74,9 @@ func (w *worker) startPlan(pod *corev1.Pod, a podActions, t time.Time) {
 		if !a.createSandbox {
 			break
 		}
+		if claimsVolumes(pod) && !w.rt.volumesMounted {
+			p.ops = append(p.ops, op{kind: opVolumes})
+		}
 		p.ops = append(p.ops, op{kind: opSandbox})
 	default:
 		for _, k := range a.kill {
@@ -113,6 +116,18 @@ func (w *worker) finishSync(p *plan, t time.Time) {
 		after = min(w.t.ErrorRequeue, resyncPeriod)
 	}
 	w.requeueAt = t.Add(w.jitter(after))
+}
+
+// claimsVolumes reports whether the pod mounts a PersistentVolumeClaim
+// (an ephemeral volume is one too): its volumes are attached to the node
+// and mounted before its sandbox is created.
+func claimsVolumes(pod *corev1.Pod) bool {
+	for _, v := range pod.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil || v.Ephemeral != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // specGrace is the pod's termination grace period (default 30s).

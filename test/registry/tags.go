@@ -47,3 +47,35 @@ func (r *Registry) Delete(ctx context.Context, repo, tagOrDigest string) error {
 	}
 	return nil
 }
+
+// Copy puts the image srcRepo:srcTag into dstRepo, under dstTag, or by
+// digest alone when dstTag is empty (no tag: the push event Distribution
+// sends names no tag), and returns its digest, the same in both
+// repositories. Layers are mounted from srcRepo, not uploaded again, so a
+// large image is copied in a few round trips.
+func (r *Registry) Copy(ctx context.Context, srcRepo, srcTag, dstRepo, dstTag string) (string, error) {
+	src, err := name.NewTag(r.host + "/" + srcRepo + ":" + srcTag)
+	if err != nil {
+		return "", fmt.Errorf("copy %s:%s: %w", srcRepo, srcTag, err)
+	}
+	img, err := remote.Image(src, r.remoteOptions(ctx)...)
+	if err != nil {
+		return "", wrapNotFound("copy "+src.String(), err)
+	}
+	d, err := img.Digest()
+	if err != nil {
+		return "", fmt.Errorf("copy %s: %w", src, err)
+	}
+	ref := r.host + "/" + dstRepo + "@" + d.String()
+	if dstTag != "" {
+		ref = r.host + "/" + dstRepo + ":" + dstTag
+	}
+	dst, err := name.ParseReference(ref)
+	if err != nil {
+		return "", fmt.Errorf("copy %s to %s: %w", src, ref, err)
+	}
+	if err := remote.Write(dst, img, r.remoteOptions(ctx)...); err != nil {
+		return "", fmt.Errorf("copy %s to %s: %w", src, dst, err)
+	}
+	return d.String(), nil
+}

@@ -59,7 +59,7 @@ func Start(ctx context.Context, w *world.World, opts Options) (*Stack, error) {
 	if err := ensureNamespace(ctx, w, "inplace-system"); err != nil {
 		return nil, err
 	}
-	token, err := writeHooks(opts.Dir, w.Registry.Host())
+	token, err := WriteHooks(opts.Dir, w.Registry.Host())
 	if err != nil {
 		return nil, err
 	}
@@ -112,9 +112,9 @@ func (s *Stack) Stop() {
 	_ = s.Wait()
 }
 
-// writeHooks writes the receiver's routes: the world's registry, with a
+// WriteHooks writes the receiver's routes: the world's registry, with a
 // fresh bearer token, and returns the token.
-func writeHooks(dir, host string) (string, error) {
+func WriteHooks(dir, host string) (string, error) {
 	b := make([]byte, 16)
 	if _, err := rand.Read(b); err != nil {
 		return "", err

@@ -5,8 +5,8 @@
 // node), pulls resolved through the test registry (a missing tag fails with
 // ErrImagePull, imageID is host/repo@sha256:<digest>), containers that exit
 // (an image labelled to crash exits 1; init containers and pods that do not
-// restart run to completion), a pod IP per pod, and pull, start and stop
-// times.
+// restart run to completion), a pod IP per pod, and pull, sandbox, volume
+// attach, start and stop times.
 package main
 
 import (
@@ -39,7 +39,7 @@ import (
 
 // timings are how long the node takes for what a real node does.
 type timings struct {
-	PullFixed, PullPerMiB, Start, Stop, Run, CrashAfter time.Duration
+	PullFixed, PullPerMiB, Sandbox, VolumeAttach, Start, Stop, Run, CrashAfter time.Duration
 }
 
 type options struct {
@@ -68,6 +68,9 @@ func main() {
 	fs.Float32Var(&o.qps, "kube-api-qps", 50, "the kubelet's API QPS (burst is twice it)")
 	fs.DurationVar(&o.t.PullFixed, "pull-fixed", 20*time.Millisecond, "fixed cost of a pull")
 	fs.DurationVar(&o.t.PullPerMiB, "pull-per-mib", 2*time.Millisecond, "added per MiB of an image the node does not have")
+	fs.DurationVar(&o.t.Sandbox, "sandbox", 0, "time a pod sandbox takes to be created, its network set up included")
+	fs.DurationVar(&o.t.VolumeAttach, "volume-attach", 0,
+		"time the volumes of a pod that mounts a PersistentVolumeClaim take to be attached and mounted (charged before its first sandbox)")
 	fs.DurationVar(&o.t.Start, "start", 0, "time a container takes to start")
 	fs.DurationVar(&o.t.Stop, "stop", 20*time.Millisecond, "time a running container takes to stop (bounded by its grace period)")
 	fs.DurationVar(&o.t.Run, "run", 50*time.Millisecond, "how long a container that runs to completion runs")
@@ -127,7 +130,7 @@ func run(ctx context.Context, o options) error {
 	pods.Start(ctx.Done())
 	images := newImageService(&registryClient{http: &http.Client{Timeout: 30 * time.Second}, hosts: setOf(o.registries)}, o.t)
 	rt := &runtimeService{RuntimeService: remoteRuntime, fake: fake.RuntimeService, images: images, timings: o.t, ips: ips,
-		containers: map[string]containerInfo{},
+		containers: map[string]containerInfo{}, attached: map[string]bool{},
 		pods: func(ns, name string) *v1Pod {
 			p, _ := lister.Pods(ns).Get(name)
 			return p

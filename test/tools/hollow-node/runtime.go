@@ -36,11 +36,17 @@ type runtimeService struct {
 
 	mu         sync.Mutex
 	containers map[string]containerInfo
+	attached   map[string]bool // pod UIDs whose claimed volumes were attached
 }
 
-// RunPodSandbox gives the new sandbox an IP of its own (the fake runtime
-// gives every pod the same one).
+// RunPodSandbox takes the sandbox time (and, for the first sandbox of a pod
+// that mounts a PersistentVolumeClaim, the volume attach time the real
+// kubelet spends in WaitForAttachAndMount just before it) and gives the new
+// sandbox an IP of its own (the fake runtime gives every pod the same one).
 func (r *runtimeService) RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig, handler string) (string, error) {
+	if err := sleep(ctx, r.sandboxTime(config.GetMetadata())); err != nil {
+		return "", err
+	}
 	id, err := r.RuntimeService.RunPodSandbox(ctx, config, handler)
 	if err != nil {
 		return id, err
@@ -52,6 +58,37 @@ func (r *runtimeService) RunPodSandbox(ctx context.Context, config *runtimeapi.P
 	}
 	r.fake.Unlock()
 	return id, nil
+}
+
+// sandboxTime is Sandbox, plus VolumeAttach for the first sandbox of a pod
+// (by UID) that mounts a claim.
+func (r *runtimeService) sandboxTime(md *runtimeapi.PodSandboxMetadata) time.Duration {
+	d := r.timings.Sandbox
+	if r.timings.VolumeAttach <= 0 {
+		return d
+	}
+	r.mu.Lock()
+	first := !r.attached[md.GetUid()]
+	r.attached[md.GetUid()] = true
+	r.mu.Unlock()
+	if !first {
+		return d
+	}
+	if pod := r.podOf(md.GetNamespace(), md.GetName(), md.GetUid()); pod != nil && claimsVolumes(pod) {
+		d += r.timings.VolumeAttach
+	}
+	return d
+}
+
+// claimsVolumes reports whether the pod mounts a PersistentVolumeClaim (an
+// ephemeral volume is one too).
+func claimsVolumes(pod *v1.Pod) bool {
+	for _, v := range pod.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil || v.Ephemeral != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // RemovePodSandbox frees the sandbox's IP.
@@ -135,8 +172,7 @@ func (r *runtimeService) RemoveContainer(ctx context.Context, id string) error {
 }
 
 // runsToCompletion: a plain init container, or any container of a pod
-// whose restartPolicy is not Always. The pod comes from this node's pod
-// informer, which may be a moment behind the kubelet's own.
+// whose restartPolicy is not Always.
 func (r *runtimeService) runsToCompletion(id string) bool {
 	r.mu.Lock()
 	info, ok := r.containers[id]
@@ -144,13 +180,8 @@ func (r *runtimeService) runsToCompletion(id string) bool {
 	if !ok {
 		return false
 	}
-	var pod *v1.Pod
-	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if pod = r.pods(info.namespace, info.pod); (pod != nil && string(pod.UID) == info.uid) || time.Now().After(deadline) {
-			break
-		}
-	}
-	if pod == nil || string(pod.UID) != info.uid {
+	pod := r.podOf(info.namespace, info.pod, info.uid)
+	if pod == nil {
 		return false
 	}
 	for _, c := range pod.Spec.InitContainers {
@@ -159,6 +190,19 @@ func (r *runtimeService) runsToCompletion(id string) bool {
 		}
 	}
 	return pod.Spec.RestartPolicy == v1.RestartPolicyNever || pod.Spec.RestartPolicy == v1.RestartPolicyOnFailure
+}
+
+// podOf is the pod of that name and UID, from this node's pod informer,
+// which may be a moment behind the kubelet's own: it waits up to 2s.
+func (r *runtimeService) podOf(namespace, name, uid string) *v1.Pod {
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if pod := r.pods(namespace, name); pod != nil && string(pod.UID) == uid {
+			return pod
+		}
+		if time.Now().After(deadline) {
+			return nil
+		}
+	}
 }
 
 // exitAfter makes a running container exit with code after d, as its
