@@ -218,6 +218,8 @@ type pushed struct {
 // state reads the Deployment's rollout from the KV bucket (nil if none or
 // unreadable right now: a NATS node may be down).
 func (e *env) state(ctx context.Context) *rollout.Rollout {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second) // a request may hang while a cluster elects
+	defer cancel()
 	kv, err := e.b.JetStream().KeyValue(ctx, e.cfg.KVBucket)
 	if err != nil {
 		return nil

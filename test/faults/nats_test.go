@@ -58,6 +58,8 @@ func TestStreamLeaderLoss(t *testing.T) {
 			e.nats.stop(i)
 			t.Logf("stopped the stream leader %s", leader)
 			err = world.Eventually(t.Context(), time.Minute, "a new stream leader", func(ctx context.Context) (bool, error) {
+				ctx, cancel := context.WithTimeout(ctx, 5*time.Second) // a request may hang while the cluster elects
+				defer cancel()
 				l, err := streamLeader(ctx, e.b.JetStream(), e.cfg.Stream)
 				return err == nil && l != "" && l != leader, nil
 			})
