@@ -47,7 +47,7 @@ func TestOverlayContents(t *testing.T) {
 			"ClusterRole": 5, "ClusterRoleBinding": 5, "Role": 3, "RoleBinding": 5,
 			"ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2},
 		"knative": {"Namespace": 2, "ConfigMap": 5, "ServiceAccount": 6, "ClusterRole": 6, "ClusterRoleBinding": 5,
-			"Role": 3, "RoleBinding": 5, "Broker": 1, "Trigger": 4, "ApiServerSource": 1, "SinkBinding": 1, "Service": 5,
+			"Role": 3, "RoleBinding": 5, "Broker": 1, "Trigger": 4, "ApiServerSource": 1, "SinkBinding": 1, "Service": 5, "NetworkPolicy": 1,
 			"ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2},
 		"nats": {"Namespace": 2, "ConfigMap": 1, "Service": 2, "StatefulSet": 1, "PodDisruptionBudget": 1},
 	}

@@ -23,7 +23,7 @@ run as functions chained through a NATS JetStream stream of CloudEvents.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCmd(), newVersionCmd(), newPlanCmd(), newFunctionCmd(), newNATSCmd())
+	root.AddCommand(newRunCmd(), newVersionCmd(), newPlanCmd(), newFunctionCmd(), newNATSCmd(), newRBACCmd())
 	root.AddCommand(toolCommands()...)
 	return root
 }
