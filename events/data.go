@@ -100,6 +100,10 @@ type Plan struct {
 	// upgraded container must run Ready before verify calls it done.
 	MinReadySeconds int       `json:"minReadySeconds,omitempty"`
 	PlannedAt       time.Time `json:"plannedAt,omitzero"`
+	// Signer is who signed the target digest, as compute-spec verified it
+	// (a key, or a certificate's identity and issuer), when the workload
+	// requires a signature.
+	Signer string `json:"signer,omitempty"`
 }
 
 // Validate implements Validator.

@@ -174,5 +174,6 @@ func podPlan(r *rollout.Rollout, p *rollout.Pod) events.Plan {
 		Owner: r.Workload, Containers: p.Containers, Target: r.Target(), Wave: p.Wave,
 		GraceSeconds: r.Options.GraceSeconds, Prepull: r.Options.Prepull, ReadinessGate: p.ReadinessGate,
 		VerifySeconds: r.Options.VerifySeconds, MinReadySeconds: r.Options.MinReadySeconds, PlannedAt: p.PlannedAt,
+		Signer: r.Signer,
 	}
 }

@@ -91,6 +91,7 @@ func (f *Function) plannedEvent(in cloudevents.Event, r *rollout.Rollout, p *rol
 		VerifySeconds:   r.Options.VerifySeconds,
 		MinReadySeconds: r.Options.MinReadySeconds,
 		PlannedAt:       r.UpdatedAt,
+		Signer:          r.Signer,
 	}
 	id := events.DeriveID(plan.UpgradeID+"/"+p.UID, events.UpgradePlanned, "")
 	e, err := events.Follow(in, id, events.UpgradePlanned, events.Source(Name), plan.Pod.String(), plan)

@@ -56,6 +56,9 @@ type Deps struct {
 	// Watchdog overrides config-inplace's watchdog settings where non-zero
 	// (see Sweep).
 	Watchdog Watchdog
+	// Signatures verifies pushed digests for workloads that require a
+	// signature; nil refuses every push to such a workload.
+	Signatures SignatureVerifier
 }
 
 // Function is compute-spec.

@@ -58,6 +58,12 @@ func (f *Function) onPush(ctx context.Context, in cloudevents.Event) ([]cloudeve
 			log.Info("push ignored", "why", err)
 		case errors.Is(err, errBackwards):
 			refused = append(refused, f.refuse(t, push, err))
+		case errors.Is(err, errSignature):
+			why := f.refuse(t, push, err)
+			if rerr := f.recordRefusal(ctx, in, t, push, err.Error()); rerr != nil {
+				return nil, rerr
+			}
+			refused = append(refused, why)
 		case err != nil:
 			if k, _ := settle.Classify(err); k != settle.Later {
 				return nil, err
@@ -92,6 +98,11 @@ func (f *Function) start(ctx context.Context, in cloudevents.Event, push events.
 		f.d.Log.Info("every pod already runs the push", "workload", ref.String(), "push", push.Ref())
 		return nil, nil
 	}
+	// The signature is checked before anything is written.
+	signer, err := f.signer(ctx, in, t, push)
+	if err != nil {
+		return nil, err
+	}
 	if err := f.allow(ctx, pods); err != nil {
 		return nil, err
 	}
@@ -108,6 +119,9 @@ func (f *Function) start(ctx context.Context, in cloudevents.Event, push events.
 			return nil, err
 		}
 		r = rollout.Begin(prev, upgradeID, ref, push, t.rolloutOptions(), now)
+		if prev == nil || prev.UpgradeID != upgradeID {
+			r.Signer = signer
+		}
 		switch {
 		case prev != nil && prev.UpgradeID == upgradeID:
 		case why != "":

@@ -23,6 +23,7 @@ import (
 	"github.com/inplace-dev/inplace/pkg/kube"
 	"github.com/inplace-dev/inplace/pkg/poll"
 	"github.com/inplace-dev/inplace/pkg/runner"
+	"github.com/inplace-dev/inplace/pkg/signature"
 	"github.com/inplace-dev/inplace/pkg/templatesync"
 	"github.com/inplace-dev/inplace/pkg/watcher"
 )
@@ -67,7 +68,8 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 		rec := recorder(computespec.Name)
 		syncer := &templatesync.Syncer{Client: d.Kube, Recorder: rec, Log: d.Log.With("function", computespec.Name)}
 		f := computespec.New(computespec.Deps{Cache: d.Cache, Store: d.Store, Defaults: d.Defaults,
-			Syncer: syncer, Recorder: rec, OptIn: d.OptIn, Log: d.Log.With("function", computespec.Name)})
+			Signatures: &signature.Verifier{Secrets: poll.ClientSecrets{Client: d.Kube}},
+			Syncer:     syncer, Recorder: rec, OptIn: d.OptIn, Log: d.Log.With("function", computespec.Name)})
 		fns = append(fns, f)
 		if d.Publish != nil {
 			loops = append(loops, func(ctx context.Context) { every(ctx, d.WatchdogPeriod, watchdog(f, d.Publish), d.Log) })

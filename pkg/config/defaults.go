@@ -7,6 +7,7 @@ import (
 	"knative.dev/pkg/configmap"
 
 	"github.com/inplace-dev/inplace/pkg/policy"
+	"github.com/inplace-dev/inplace/pkg/signature"
 )
 
 // ConfigMapName is the ConfigMap holding the Defaults.
@@ -40,6 +41,15 @@ type Defaults struct {
 	// ApprovalTimeout is how long a rollout waits for an approver before
 	// it ends (ApprovalExpired).
 	ApprovalTimeout time.Duration
+	// Signature is the signature every workload that names none must show
+	// (signature-key, signature-identity, signature-issuer); zero: none.
+	Signature signature.Policy
+	// TrustedRoot is the path of the Sigstore trusted_root.json keyless
+	// signatures are verified against (signature-trusted-root).
+	TrustedRoot string
+	// SignatureWait is how long a push without any signature is retried
+	// before it is refused: signatures are often pushed just after the image.
+	SignatureWait time.Duration
 }
 
 // StandardDefaults are used when the ConfigMap is absent or leaves a key out.
@@ -57,6 +67,7 @@ func StandardDefaults() Defaults {
 		WatchdogReminders:   3,
 		StallDeadline:       15 * time.Minute,
 		ApprovalTimeout:     24 * time.Hour,
+		SignatureWait:       2 * time.Minute,
 	}
 }
 
@@ -84,6 +95,11 @@ func ParseDefaults(data map[string]string) (Defaults, error) {
 		configmap.AsString("poll-interval", &pollInterval),
 		configmap.AsString("approval", &approval),
 		configmap.AsDuration("approval-timeout", &d.ApprovalTimeout),
+		configmap.AsString("signature-key", &d.Signature.Key),
+		configmap.AsString("signature-identity", &d.Signature.Identity),
+		configmap.AsString("signature-issuer", &d.Signature.Issuer),
+		configmap.AsString("signature-trusted-root", &d.TrustedRoot),
+		configmap.AsDuration("signature-wait", &d.SignatureWait),
 	)
 	if err != nil {
 		return d, fmt.Errorf("configmap %s: %w", ConfigMapName, err)
@@ -103,6 +119,12 @@ func ParseDefaults(data map[string]string) (Defaults, error) {
 	}
 	if d.Policy.Approval, err = policy.ParseApproval("approval", approval); err != nil {
 		return d, fmt.Errorf("configmap %s: %w", ConfigMapName, err)
+	}
+	if err := d.Signature.Validate("configmap " + ConfigMapName + ": signature-* keys: "); err != nil {
+		return d, err
+	}
+	if d.SignatureWait < 0 {
+		return d, fmt.Errorf("configmap %s: signature-wait: must not be negative, not %s", ConfigMapName, d.SignatureWait)
 	}
 	if d.ApprovalTimeout <= 0 {
 		return d, fmt.Errorf("configmap %s: approval-timeout: must be positive, not %s", ConfigMapName, d.ApprovalTimeout)

@@ -54,6 +54,12 @@ func Summarize(r rollout.Rollout) Summary {
 		s.Reason, s.Message = "ApprovalRequired", fmt.Sprintf("%s; until %s: inplace approve %s (or reject)",
 			a.Why, a.ExpiresAt.UTC().Format(time.RFC3339), r.UpgradeID)
 	}
+	if f := r.Refusal; f != nil && !r.Phase.Finished() {
+		s.Message = strings.TrimPrefix(s.Message+"; ", "; ") + "a later push " + f.Target + " was refused: " + f.Message
+		if s.Reason == "" {
+			s.Reason = f.Reason
+		}
+	}
 	if r.Sync != nil && r.Phase == rollout.Completed {
 		s.Template, s.TemplateReason = r.Sync.Result, r.Sync.Reason
 		if s.Reason == "" && (s.Template == events.TemplateNotSynced || s.Template == events.TemplateLeftToGitOps) {

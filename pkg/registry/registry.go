@@ -2,6 +2,7 @@ package registry
 
 import (
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -138,6 +139,10 @@ func (g found) finish(f Format, digestOnly bool, override string) (Result, error
 			skipped = append(skipped, untagged)
 			continue
 		}
+		if artifactTag.MatchString(d.Tag) {
+			skipped = append(skipped, artifact)
+			continue
+		}
 		r.Notes = append(r.Notes, notes...)
 		if err := d.Validate(); err != nil {
 			return Result{}, fieldErr(p.tagField, "needs a tag or a digest")
@@ -154,6 +159,15 @@ func (g found) finish(f Format, digestOnly bool, override string) (Result, error
 }
 
 const untagged = "untagged manifest (a platform manifest of a multi-arch push, or a push by digest)"
+
+// artifactTag matches the tags that hold what is attached to an image, not
+// an image: the OCI referrers tag schema (sha256-<hex>, where a registry
+// has no referrers API: signatures, SBOMs) and cosign's legacy
+// .sig/.att/.sbom tags. A policy such as force would otherwise move pods
+// onto an index of signatures.
+var artifactTag = regexp.MustCompile(`^sha256-[a-f0-9]{64}(\.(sig|att|sbom))?$`)
+
+const artifact = "a signature or referrers tag (sha256-<digest>), not an image"
 
 // summarise joins the distinct reasons, in order of first appearance.
 func summarise(reasons []string) string {

@@ -25,10 +25,13 @@ const (
 	// Rejected: an approver said no, or nobody decided in time (Reason
 	// Rejected or ApprovalExpired); nothing was planned.
 	Rejected Phase = "Rejected"
+	// Refused: the push was refused before planning (its signature);
+	// Reason and Message say why.
+	Refused Phase = "Refused"
 )
 
 // Finished reports whether the rollout needs nothing more.
-func (p Phase) Finished() bool { return p == Completed || p == Rejected }
+func (p Phase) Finished() bool { return p == Completed || p == Rejected || p == Refused }
 
 // PodState is where one pod stands in the rollout.
 type PodState string
@@ -117,6 +120,21 @@ type Rollout struct {
 	History map[string]History `json:"history,omitempty"`
 	// Approval is set when a policy asked an approver about this rollout.
 	Approval *Approval `json:"approval,omitempty"`
+	// Signer is who signed the pushed digest, when the workload requires
+	// a signature (recorded on every upgrade.planned).
+	Signer string `json:"signer,omitempty"`
+	// Refusal is the last push refused for this workload while this
+	// rollout went on (a refused push with no rollout in flight is a
+	// rollout of its own, phase Refused).
+	Refusal *Refusal `json:"refusal,omitempty"`
+}
+
+// Refusal is a push refused before planning.
+type Refusal struct {
+	Target  string    `json:"target"`
+	Reason  string    `json:"reason"`
+	Message string    `json:"message"`
+	At      time.Time `json:"at"`
 }
 
 // Sync records the template sync steps done, so a crash resumes it.
