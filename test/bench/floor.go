@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/inplace-dev/inplace/pkg/imageref"
+	"github.com/inplace-dev/inplace/test/world"
+)
+
+// upgradeFloor moves the prepared workload's pods to 1.1.0 as an ideal
+// controller would, with no cost of its own: the scenario's budget at a
+// time, each pod's gate False and its image patched back to back, gate
+// True as soon as its new container is ready. What is left is the time the
+// kubelet itself needs for the same restarts: the floor under in place.
+func (p *part) upgradeFloor(ctx context.Context, r *prepared) (time.Duration, error) {
+	image, err := p.pushQuiet(ctx, r.repo, versions[1])
+	if err != nil {
+		return 0, err
+	}
+	return p.floor(ctx, r.ns, r.wl.Name, image, r.sc.MaxUnavailable, r.wl.Gate)
+}
+
+// floor patches the pods of app in ns to image, budget at a time (with the
+// gate dance when gate), and returns how long until every pod ran it and
+// was Ready.
+func (p *part) floor(ctx context.Context, ns, app, image string, budget int, gate bool) (time.Duration, error) {
+	digest := imageref.DigestOf(image)
+	w, err := watchPods(ctx, p.client, ns)
+	if err != nil {
+		return 0, err
+	}
+	defer w.stop()
+	pods := podsOf(w, app)
+	slices.SortFunc(pods, func(a, b *corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	ctx, cancel := context.WithTimeout(ctx, rolloutLimit)
+	defer cancel()
+	start := time.Now()
+	for len(pods) > 0 {
+		n := min(budget, len(pods))
+		batch := names(pods[:n])
+		pods = pods[n:]
+		err := parallel(ctx, batch, func(ctx context.Context, name string) error {
+			if gate {
+				if err := setGate(ctx, p.client, ns, name, corev1.ConditionFalse); err != nil {
+					return err
+				}
+			}
+			return patchPodImage(ctx, p.client, ns, name, image)
+		})
+		if err != nil {
+			return time.Since(start), err
+		}
+		if err := w.until(ctx, rolloutLimit, "containers ready on "+digest, podsAre(batch, containersOn(digest))); err != nil {
+			return time.Since(start), err
+		}
+		if !gate {
+			continue
+		}
+		if err := parallel(ctx, batch, func(ctx context.Context, name string) error {
+			return setGate(ctx, p.client, ns, name, corev1.ConditionTrue)
+		}); err != nil {
+			return time.Since(start), err
+		}
+		if err := w.until(ctx, rolloutLimit, "Ready on "+digest, podsAre(batch, world.PodReady)); err != nil {
+			return time.Since(start), err
+		}
+	}
+	return time.Since(start), nil
+}
+
+// containersOn: the app container runs digest, started again, and is ready.
+func containersOn(digest string) func(*corev1.Pod) bool {
+	return func(p *corev1.Pod) bool {
+		cs := world.ContainerStatus(p, "app")
+		return cs != nil && cs.Ready && cs.RestartCount > 0 && imageref.DigestOf(cs.ImageID) == digest
+	}
+}
+
+// podsAre: every named pod (by name, as the watch sees it) satisfies ok.
+func podsAre(names []string, ok func(*corev1.Pod) bool) func([]*corev1.Pod) bool {
+	return func(pods []*corev1.Pod) bool {
+		by := map[string]*corev1.Pod{}
+		for _, p := range pods {
+			by[p.Name] = p
+		}
+		for _, n := range names {
+			if p := by[n]; p == nil || !ok(p) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+func names(pods []*corev1.Pod) []string {
+	out := make([]string, len(pods))
+	for i, p := range pods {
+		out[i] = p.Name
+	}
+	return out
+}
+
+// setGate writes the readiness gate's condition through the status
+// subresource.
+func setGate(ctx context.Context, c kubernetes.Interface, ns, name string, s corev1.ConditionStatus) error {
+	patch := fmt.Sprintf(`{"status":{"conditions":[{"type":%q,"status":%q,"lastTransitionTime":%q}]}}`,
+		gateType, s, time.Now().UTC().Format(time.RFC3339))
+	_, err := c.CoreV1().Pods(ns).Patch(ctx, name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}, "status")
+	if err != nil {
+		return fmt.Errorf("gate %s of %s/%s: %w", s, ns, name, err)
+	}
+	return nil
+}
+
+// patchPodImage sets the app container's image of a pod.
+func patchPodImage(ctx context.Context, c kubernetes.Interface, ns, name, image string) error {
+	patch := fmt.Sprintf(`{"spec":{"containers":[{"name":"app","image":%q}]}}`, image)
+	if _, err := c.CoreV1().Pods(ns).Patch(ctx, name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("patch %s/%s: %w", ns, name, err)
+	}
+	return nil
+}
+
+// patchTemplate sets the app container's image in a workload's template.
+func patchTemplate(ctx context.Context, c kubernetes.Interface, w workload, image string) error {
+	patch := []byte(fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":%q}]}}}}`, image))
+	var err error
+	switch w.Kind {
+	case "StatefulSet":
+		_, err = c.AppsV1().StatefulSets(w.Namespace).Patch(ctx, w.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+	default:
+		_, err = c.AppsV1().Deployments(w.Namespace).Patch(ctx, w.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("patch the template of %s: %w", w.key(), err)
+	}
+	return nil
+}
+
+// parallel runs fn for each item, 32 at a time, and returns the first
+// error.
+func parallel(ctx context.Context, items []string, fn func(context.Context, string) error) error {
+	sem := make(chan struct{}, 32)
+	var mu sync.Mutex
+	var first error
+	var wg sync.WaitGroup
+	for _, it := range items {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := fn(ctx, it); err != nil {
+				mu.Lock()
+				if first == nil {
+					first = err
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}

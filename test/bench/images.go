@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/inplace-dev/inplace/test/registry"
+)
+
+// baseRepo holds the benchmark's images, pushed once (random layers of the
+// profile's size); each run copies them into a repository of its own by
+// mounting their layers, so that the nodes see a new image per run and a
+// push to one run's repository concerns no other workload.
+const baseRepo = "inplace-bench/base"
+
+// versions are the tags a run moves through.
+var versions = []string{"1.0.0", "1.1.0", "1.2.0"}
+
+// pushBase pushes every version of the base image, sizeMB each.
+func pushBase(ctx context.Context, reg *registry.Registry, sizeMB int64) error {
+	var opts []registry.PushOption
+	if sizeMB > 0 {
+		opts = append(opts, registry.WithSizeMB(sizeMB))
+	}
+	for _, v := range versions {
+		if _, err := reg.Push(ctx, baseRepo, v, opts...); err != nil {
+			return fmt.Errorf("push the base image: %w", err)
+		}
+	}
+	return nil
+}
+
+// imageRef is an image of the world's registry, by tag and digest when the
+// digest is known.
+func imageRef(reg *registry.Registry, repo, tag, digest string) string {
+	ref := reg.Host() + "/" + repo + ":" + tag
+	if digest != "" {
+		ref += "@" + digest
+	}
+	return ref
+}
+
+// warmNodes puts image (a digest reference) on every node, as a pre-pull
+// DaemonSet would: a pod per node, Running, then deleted.
+func warmNodes(ctx context.Context, c kubernetes.Interface, ns, image string, nodes []string) error {
+	for i, node := range nodes {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("warm-%d", i), Namespace: ns,
+			Labels: map[string]string{"inplace-bench": "warm"}},
+			Spec: corev1.PodSpec{NodeName: node, TerminationGracePeriodSeconds: ptr(int64(0)),
+				Containers: []corev1.Container{{Name: "warm", Image: image, ImagePullPolicy: corev1.PullIfNotPresent}}}}
+		if _, err := c.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("warm %s: %w", node, err)
+		}
+	}
+	w, err := watchPods(ctx, c, ns)
+	if err != nil {
+		return err
+	}
+	defer w.stop()
+	err = w.until(ctx, 5*time.Minute, "the image on every node", func(pods []*corev1.Pod) bool {
+		n := 0
+		for _, p := range pods {
+			if p.Labels["inplace-bench"] == "warm" && p.Status.Phase == corev1.PodRunning {
+				n++
+			}
+		}
+		return n == len(nodes)
+	})
+	if err != nil {
+		return err
+	}
+	return c.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "inplace-bench=warm"})
+}

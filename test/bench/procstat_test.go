@@ -1,0 +1,36 @@
+package main
+
+import (
+	"os"
+	"testing"
+	"time"
+)
+
+func TestParseStatCPU(t *testing.T) {
+	// pid (comm with spaces) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime ...
+	line := []byte("4242 (inplace run) S 1 4242 4242 0 -1 4194560 1000 0 0 0 250 75 0 0 20 0 12 0 100 0 0\n")
+	got, err := parseStatCPU(line)
+	if err != nil || got != 3250*time.Millisecond {
+		t.Errorf("parseStatCPU = %v, %v; want 3.25s (250+75 ticks)", got, err)
+	}
+	if _, err := parseStatCPU([]byte("4242 (x) S 1")); err == nil {
+		t.Error("a short line: want an error")
+	}
+	if d, err := cpuTime(os.Getpid()); err != nil || d < 0 {
+		t.Errorf("cpuTime(self) = %v, %v", d, err)
+	}
+}
+
+func TestParseStatusMemory(t *testing.T) {
+	status := []byte("Name:\tinplace\nVmPeak:\t  900000 kB\nVmHWM:\t   81920 kB\nVmRSS:\t   40960 kB\nThreads:\t12\n")
+	got, err := parseStatusMemory(status)
+	if err != nil || got != (memory{RSS: 40 << 20, HWM: 80 << 20}) {
+		t.Errorf("parseStatusMemory = %+v, %v; want RSS 40 MiB, HWM 80 MiB", got, err)
+	}
+	if _, err := parseStatusMemory([]byte("Name:\tx\n")); err == nil {
+		t.Error("no VmRSS: want an error")
+	}
+	if m, err := memoryOf(os.Getpid()); err != nil || m.RSS <= 0 {
+		t.Errorf("memoryOf(self) = %+v, %v", m, err)
+	}
+}

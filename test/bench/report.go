@@ -1,0 +1,220 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// report is everything one benchmark run measured; it is printed as a
+// table and written as JSON.
+type report struct {
+	Command    string         `json:"command"`
+	Started    time.Time      `json:"started"`
+	Minutes    float64        `json:"minutes"`
+	Machine    machine        `json:"machine"`
+	Nodes      string         `json:"nodes"`
+	Profiles   []profile      `json:"profiles"`
+	Scenarios  []scenario     `json:"scenarios"`
+	Rollouts   []rollout      `json:"rollouts"`
+	Throughput []throughput   `json:"throughput"`
+	Floor      *rollout       `json:"throughputFloor,omitempty"`
+	Latency    *latency       `json:"webhookToFirstPatch,omitempty"`
+	Memory     []memoryResult `json:"memory"`
+	Targets    []target       `json:"targets"`
+	Sources    []string       `json:"sources"`
+	Errors     []string       `json:"errors,omitempty"`
+}
+
+// sources say how each measured figure was taken.
+var sources = []string{
+	"time, in place: the registry's webhook reaching the receiver (a proxy in front of it) → the benchmark receiving rollout.completed on the bus",
+	"time, native: the template patch → `kubectl rollout status` complete (k8s.io/kubectl/pkg/polymorphichelpers' status viewer over a watch, as kubectl does)",
+	"time, floor: the benchmark itself as an ideal controller (gate False and patch back to back, gate True once the container is ready), the same restarts at the same budget",
+	"writes and requests: the kube-apiserver audit log (every request once, at ResponseComplete, leases left out), by user agent and user: " +
+		"inplace = the project's client (user agent \"inplace\"), kubelet = the nodes' status and deletes, scheduler = bindings (the simulated nodes' stand-in or kube-scheduler), " +
+		"controllers = kube-controller-manager's service accounts, events = every Event whoever writes it; in the run's namespace and inplace-system (the pre-pull pods), per upgraded pod",
+	"CPU: /proc/<pid>/stat utime+stime of the inplace processes, of the control plane (etcd, kube-apiserver, kube-controller-manager) and, on hollow nodes, of the nodes and kube-scheduler; " +
+		"the simulated nodes run inside the benchmark's own process and are not counted",
+	"memory: /proc/<pid>/status VmRSS and VmHWM of a fresh `inplace run` (every function, embedded NATS), 10s after /readyz",
+}
+
+// target is one goal of issue 15 beside what was measured.
+type target struct {
+	Name  string `json:"name"`
+	Want  string `json:"target"`
+	Got   string `json:"measured"`
+	Met   *bool  `json:"met"` // nil: not measured
+	Where string `json:"whereTheTimeGoes,omitempty"`
+}
+
+func (r *report) write(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// find returns the rollout of a scenario's run, or nil.
+func (r *report) find(sc string, k runKind) *rollout {
+	for i := range r.Rollouts {
+		if x := &r.Rollouts[i]; x.Scenario == sc && x.Run == k && x.Error == "" {
+			return x
+		}
+	}
+	return nil
+}
+
+// targets puts issue 15's goals beside the figures.
+func (r *report) targets() []target {
+	var out []target
+	for _, sc := range r.Scenarios {
+		out = append(out, r.ratioTarget(sc))
+	}
+	out = append(out, r.writesTargets()...)
+	out = append(out, r.throughputTarget(), r.latencyTarget())
+	out = append(out, r.overheadTargets()...)
+	return append(out, r.memoryTarget())
+}
+
+func (r *report) ratioTarget(sc scenario) target {
+	t := target{Name: sc.Title + ": in place vs the native rolling update (same max-unavailable)",
+		Want: fmt.Sprintf("≤ %.2fx", sc.Target)}
+	ip, nat, def := r.find(sc.Name, inPlace), r.find(sc.Name, nativeSame), r.find(sc.Name, nativeDefaults)
+	if ip == nil || nat == nil {
+		t.Got = "not measured"
+		return t
+	}
+	ratio := ip.Seconds / nat.Seconds
+	t.Got = fmt.Sprintf("%.2fx (%.1fs / %.1fs)", ratio, ip.Seconds, nat.Seconds)
+	if def != nil {
+		t.Got += fmt.Sprintf("; vs native defaults %.2fx", ip.Seconds/def.Seconds)
+	}
+	t.Met = ptr(ratio <= sc.Target)
+	if !*t.Met {
+		t.Where = whereTime(ip.Phases)
+	}
+	return t
+}
+
+func (r *report) writesTargets() []target {
+	gated := target{Name: "this project's API writes per pod, with a readiness gate", Want: "≤ 3"}
+	var parts []string
+	worst := -1.0
+	for _, sc := range r.Scenarios {
+		if ip := r.find(sc.Name, inPlace); ip != nil {
+			w := ip.WritesPerPod[actorProject]
+			parts = append(parts, fmt.Sprintf("%.1f (%s)", w, sc.Name))
+			worst = max(worst, w)
+		}
+	}
+	gated.Got = orNot(strings.Join(parts, ", "))
+	if worst >= 0 {
+		gated.Met = ptr(worst <= 3)
+	}
+	plain := target{Name: "this project's API writes per pod, without a gate", Want: "≤ 1", Got: "not measured"}
+	for _, tp := range r.Throughput {
+		if tp.Replicas == 1 && tp.Error == "" {
+			w := tp.WritesPerPod[actorProject]
+			plain.Got, plain.Met = fmt.Sprintf("%.1f (%d pods, scale run)", w, tp.Pods), ptr(w <= 1)
+		}
+	}
+	return []target{gated, plain}
+}
+
+func (r *report) throughputTarget() target {
+	t := target{Name: "pods upgraded per second at 1,000 pods", Want: "≥ 100"}
+	var parts []string
+	for _, tp := range r.Throughput {
+		if tp.Error != "" {
+			parts = append(parts, fmt.Sprintf("%d replica(s): failed", tp.Replicas))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%.1f with %d replica(s) per function (%d pods)", tp.PodsPerSec, tp.Replicas, tp.Pods))
+		if tp.Replicas == 1 {
+			t.Met = ptr(tp.PodsPerSec >= 100)
+			if !*t.Met {
+				t.Where = whereTime(tp.Phases)
+			}
+		}
+	}
+	t.Got = orNot(strings.Join(parts, "; "))
+	return t
+}
+
+func (r *report) latencyTarget() target {
+	t := target{Name: "webhook → first patch, p50", Want: "< 100 ms", Got: "not measured"}
+	if l := r.Latency; l != nil && l.Samples > 0 {
+		t.Got = fmt.Sprintf("p50 %.0f ms, p99 %.0f ms (%d samples)", l.P50ms, l.P99ms, l.Samples)
+		t.Met = ptr(l.P50ms < 100)
+		if !*t.Met {
+			t.Where = whereTime(l.Phases)
+		}
+	}
+	return t
+}
+
+func (r *report) overheadTargets() []target {
+	var out []target
+	for _, sc := range r.Scenarios {
+		if !sc.Floor {
+			continue
+		}
+		t := target{Name: "overhead over the kubelet's floor, " + sc.Title, Want: "< 5%", Got: "not measured"}
+		if ip, fl := r.find(sc.Name, inPlace), r.find(sc.Name, floorRun); ip != nil && fl != nil {
+			o := ip.Seconds/fl.Seconds - 1
+			t.Got, t.Met = fmt.Sprintf("%.0f%% (%.1fs over %.1fs)", 100*o, ip.Seconds, fl.Seconds), ptr(o < 0.05)
+			if !*t.Met {
+				t.Where = whereTime(ip.Phases)
+			}
+		}
+		out = append(out, t)
+	}
+	t := target{Name: "overhead over the kubelet's floor, scale run", Want: "< 5%", Got: "not measured"}
+	for _, tp := range r.Throughput {
+		if tp.Replicas == 1 && tp.Error == "" && r.Floor != nil && r.Floor.Error == "" {
+			o := tp.Seconds/r.Floor.Seconds - 1
+			t.Got, t.Met = fmt.Sprintf("%.0f%% (%.1fs over %.1fs)", 100*o, tp.Seconds, r.Floor.Seconds), ptr(o < 0.05)
+		}
+	}
+	return append(out, t)
+}
+
+func (r *report) memoryTarget() target {
+	t := target{Name: "RSS of inplace run watching 10,000 pods", Want: "< 150 MiB", Got: "not measured"}
+	var parts []string
+	for _, m := range r.Memory {
+		if m.Error != "" {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%.0f MiB at %d pods (peak %.0f)", m.RSSMiB, m.Pods, m.HWMMiB))
+		if m.Pods >= 10000 {
+			t.Met = ptr(m.RSSMiB < 150)
+		}
+	}
+	t.Got = orNot(strings.Join(parts, "; "))
+	return t
+}
+
+// whereTime names the largest phases of an in-place rollout.
+func whereTime(ps []phase) string {
+	var parts []string
+	for _, p := range ps {
+		s := fmt.Sprintf("%s %.1fs", p.Name, p.Seconds)
+		if p.Note != "" {
+			s += " (" + p.Note + ")"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func orNot(s string) string {
+	if s == "" {
+		return "not measured"
+	}
+	return s
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"time"
+)
+
+// throughput is one rollout of many pods at once on a node that costs
+// nothing: what the project itself can do.
+type throughput struct {
+	Replicas   int     `json:"replicasPerFunction"`
+	Pods       int     `json:"pods"`
+	Seconds    float64 `json:"seconds"`
+	PodsPerSec float64 `json:"podsPerSecond"`
+	Clock      string  `json:"clock"`
+	// RequestsPerPod is every request of the project (reads, watches and
+	// writes, anywhere) per pod; ProjectRequests breaks them down.
+	RequestsPerPod     float64            `json:"requestsPerPod"`
+	ProjectRequests    map[string]int     `json:"projectRequests"`
+	WritesPerPod       map[string]float64 `json:"writesPerPod"`
+	FailedWritesPerPod map[string]float64 `json:"failedWritesPerPod,omitempty"`
+	CPUMsPerPod        map[string]float64 `json:"cpuMsPerPod"`
+	LoadAverage        float64            `json:"loadAverage"`
+	Phases             []phase            `json:"phases,omitempty"`
+	Error              string             `json:"error,omitempty"`
+}
+
+// throughputWorkload is the scale run's Deployment: n pods, opted in with
+// max-unavailable 100%, no readiness gate (so the project's target is one
+// write per pod).
+func throughputWorkload(ns, image string, n int) workload {
+	return workload{Kind: "Deployment", Namespace: ns, Name: "app", Image: image, Replicas: int32(n),
+		Annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "100%"}}
+}
+
+// throughputRun pushes tag to the scale run's repository and measures the
+// rollout of every pod, webhook to rollout.completed.
+func (p *part) throughputRun(ctx context.Context, wl workload, repo, tag string, replicas int) throughput {
+	res := throughput{Replicas: replicas, Pods: int(wl.Replicas), Clock: "webhook received → rollout.completed"}
+	m := p.meter()
+	before, from := m.read(), time.Now()
+	took, phases, err := p.pushAndWait(ctx, wl, repo, tag, int(wl.Replicas))
+	res.Seconds, res.Phases, res.LoadAverage = took.Seconds(), phases, loadAverage()[0]
+	res.PodsPerSec = float64(res.Pods) / max(res.Seconds, 1e-9)
+	res.CPUMsPerPod = cpuSince(before, m.read(), res.Pods)
+	if err != nil {
+		res.Error = err.Error()
+	}
+	reqs, err := p.requests(ctx, from, time.Now())
+	if err != nil {
+		res.Error = joinErr(res.Error, err)
+		return res
+	}
+	anywhere := tallyOf(reqs, nil)
+	res.RequestsPerPod = float64(anywhere.Requests[actorProject]) / float64(res.Pods)
+	res.ProjectRequests = anywhere.Detail[actorProject]
+	local := tallyOf(reqs, scope(wl.Namespace))
+	res.WritesPerPod, res.FailedWritesPerPod = perPod(local.Writes, res.Pods), perPod(local.Failed, res.Pods)
+	return res
+}
+
+// pushAndWait copies tag into repo and waits for the workload's
+// rollout.completed; the time runs from the webhook's arrival.
+func (p *part) pushAndWait(ctx context.Context, wl workload, repo, tag string, budget int) (time.Duration, []phase, error) {
+	from := time.Now()
+	digest, err := p.w.Registry.Copy(ctx, baseRepo, tag, repo, tag)
+	if err != nil {
+		return 0, nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, rolloutLimit)
+	defer cancel()
+	hook, err := p.proxy.arrival(ctx, repo, tag)
+	if err != nil {
+		return 0, nil, err
+	}
+	out, err := p.out.wait(ctx, wl.key(), digest)
+	if err != nil {
+		return time.Since(hook), nil, err
+	}
+	took := out.At.Sub(hook)
+	if out.Halted {
+		return took, nil, errHalted(out)
+	}
+	stamps, err := p.out.stamps(ctx, out.Data.UpgradeID, from)
+	if err != nil {
+		return took, nil, err
+	}
+	return took, breakdown(hook, out.At, stamps, budget), nil
+}
