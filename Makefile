@@ -88,7 +88,8 @@ demo-knative: bin bin-knative
 # run, webhook → first patch, memory; a table on stdout and bench.json.
 # It prints figures and asserts nothing about speed; it is not part of
 # `make test`. BENCH_FLAGS (or INPLACE_BENCH_* variables) choose the parts
-# and sizes: go run ./test/bench -h.
+# and sizes: go run ./test/bench -h. BENCH_QUICK=1 runs small sizes (about
+# 8 minutes on 2 cores) to try a change; its figures are not the issue's.
 bench: bin
 	$(GO) run ./test/bench $(BENCH_FLAGS)
 

@@ -129,6 +129,10 @@ func (r *report) throughputTarget() target {
 	t := target{Name: "pods upgraded per second at 1,000 pods", Want: "≥ 100"}
 	var parts []string
 	for _, tp := range r.Throughput {
+		if tp.Unavailable != "" {
+			parts = append(parts, fmt.Sprintf("%d replica(s): not available (%s)", tp.Replicas, tp.Unavailable))
+			continue
+		}
 		if tp.Error != "" {
 			parts = append(parts, fmt.Sprintf("%d replica(s): failed", tp.Replicas))
 			continue
@@ -166,7 +170,7 @@ func (r *report) overheadTargets() []target {
 		t := target{Name: "overhead over the kubelet's floor, " + sc.Title, Want: "< 5%", Got: "not measured"}
 		if ip, fl := r.find(sc.Name, inPlace), r.find(sc.Name, floorRun); ip != nil && fl != nil {
 			o := ip.Seconds/fl.Seconds - 1
-			t.Got, t.Met = fmt.Sprintf("%.0f%% (%.1fs over %.1fs)", 100*o, ip.Seconds, fl.Seconds), ptr(o < 0.05)
+			t.Got, t.Met = fmt.Sprintf("%.1f%% (%.1fs over %.1fs)", 100*o, ip.Seconds, fl.Seconds), ptr(o < 0.05)
 			if !*t.Met {
 				t.Where = whereTime(ip.Phases)
 			}
@@ -177,7 +181,7 @@ func (r *report) overheadTargets() []target {
 	for _, tp := range r.Throughput {
 		if tp.Replicas == 1 && tp.Error == "" && r.Floor != nil && r.Floor.Error == "" {
 			o := tp.Seconds/r.Floor.Seconds - 1
-			t.Got, t.Met = fmt.Sprintf("%.0f%% (%.1fs over %.1fs)", 100*o, tp.Seconds, r.Floor.Seconds), ptr(o < 0.05)
+			t.Got, t.Met = fmt.Sprintf("%.1f%% (%.1fs over %.1fs)", 100*o, tp.Seconds, r.Floor.Seconds), ptr(o < 0.05)
 		}
 	}
 	return append(out, t)

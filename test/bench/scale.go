@@ -44,6 +44,11 @@ func runScale(ctx context.Context, o options, rep *report, log *slog.Logger) err
 			if n == 1 {
 				continue
 			}
+			if why := replicasUnavailable("."); why != "" {
+				log.Info("scale run: not available", "replicas", n, "why", why)
+				rep.Throughput = append(rep.Throughput, throughput{Replicas: n, Pods: o.scalePods, Unavailable: why})
+				continue
+			}
 			log.Info("scale run", "replicas", n)
 			if err := p.runProject(ctx, dir, n); err != nil {
 				rep.Throughput = append(rep.Throughput, throughput{Replicas: n, Pods: o.scalePods, Error: err.Error()})

@@ -82,6 +82,10 @@ func (r *report) printScale(out io.Writer) {
 		tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "replicas per function\tpods\ttime\tpods/s\tinplace requests/pod\twrites/pod: inplace\tkubelet\tscheduler\tcontrollers\tevents\tCPU ms/pod: inplace\tcontrol plane\tload\t")
 		for _, t := range r.Throughput {
+			if t.Unavailable != "" {
+				fmt.Fprintf(tw, "%d\t%d\tnot available\t\t\t\t\t\t\t\t\t\t\t\n", t.Replicas, t.Pods)
+				continue
+			}
 			tm := fmt.Sprintf("%.1fs", t.Seconds)
 			if t.Error != "" {
 				tm = "FAILED"
@@ -98,6 +102,10 @@ func (r *report) printScale(out io.Writer) {
 		}
 		tw.Flush()
 		for _, t := range r.Throughput {
+			if t.Unavailable != "" {
+				fmt.Fprintf(out, "  %d replicas per function: not available: %s\n", t.Replicas, t.Unavailable)
+				continue
+			}
 			fmt.Fprintf(out, "  %d replica(s), the project's requests: %s\n", t.Replicas, detail(t.ProjectRequests, t.Pods))
 			printPhases(out, t.Phases)
 			if t.Error != "" {

@@ -23,6 +23,9 @@ type throughput struct {
 	LoadAverage        float64            `json:"loadAverage"`
 	Phases             []phase            `json:"phases,omitempty"`
 	Error              string             `json:"error,omitempty"`
+	// Unavailable says why the run was not made (several replicas per
+	// function when main does not support them).
+	Unavailable string `json:"notAvailable,omitempty"`
 }
 
 // throughputWorkload is the scale run's Deployment: n pods, opted in with

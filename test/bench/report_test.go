@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// sample is a report as a run would leave it: the cached Deployment met
+// its target, the StatefulSet missed it, the uncached Deployment's in-place
+// run failed, one scale run, the floor, latency and memory at 1,000 pods.
+func sample() *report {
+	r := &report{Scenarios: scenarios(options{deployPods: 8, stsPods: 4})}
+	ph := []phase{{Name: "webhook → first pod planned", Seconds: 0.2}, {Name: "last verified → rollout.completed (template sync)", Seconds: 6}}
+	r.Rollouts = []rollout{
+		{Scenario: "deploy-cached", Run: inPlace, Pods: 8, Seconds: 9, Phases: ph, WritesPerPod: map[string]float64{actorProject: 3, actorKubelet: 4}},
+		{Scenario: "deploy-cached", Run: nativeSame, Pods: 8, Seconds: 12, WritesPerPod: map[string]float64{actorControllers: 2}},
+		{Scenario: "deploy-cached", Run: nativeDefaults, Pods: 8, Seconds: 10},
+		{Scenario: "deploy-cached", Run: floorRun, Pods: 8, Seconds: 8},
+		{Scenario: "deploy-uncached", Run: inPlace, Pods: 8, Seconds: 3, Error: "rollout halted"},
+		{Scenario: "deploy-uncached", Run: nativeSame, Pods: 8, Seconds: 30},
+		{Scenario: "sts-pvc", Run: inPlace, Pods: 4, Seconds: 20, Phases: ph, WritesPerPod: map[string]float64{actorProject: 3.5},
+			FailedWritesPerPod: map[string]float64{actorProject: 0.5}},
+		{Scenario: "sts-pvc", Run: nativeSame, Pods: 4, Seconds: 40},
+	}
+	r.Throughput = []throughput{{Replicas: 1, Pods: 1000, Seconds: 20, PodsPerSec: 50, RequestsPerPod: 6,
+		WritesPerPod: map[string]float64{actorProject: 1}, Phases: ph}}
+	r.Floor = &rollout{Scenario: "scale", Run: floorRun, Pods: 1000, Seconds: 19}
+	r.Latency = &latency{Samples: 20, P50ms: 40, P99ms: 250}
+	r.Memory = []memoryResult{{Pods: 1000, RSSMiB: 60, HWMMiB: 70}, {Pods: 10000, Error: "context canceled"}}
+	return r
+}
+
+func targetNamed(t *testing.T, ts []target, prefix string) target {
+	t.Helper()
+	for _, x := range ts {
+		if strings.HasPrefix(x.Name, prefix) {
+			return x
+		}
+	}
+	t.Fatalf("no target %q in %+v", prefix, ts)
+	return target{}
+}
+
+func met(x target) string {
+	switch {
+	case x.Met == nil:
+		return "not measured"
+	case *x.Met:
+		return "met"
+	}
+	return "missed"
+}
+
+func TestTargets(t *testing.T) {
+	ts := sample().targets()
+	tests := []struct{ prefix, met, got string }{
+		{"Deployment, image cached", "met", "0.75x (9.0s / 12.0s); vs native defaults 0.90x"},
+		// The in-place run failed: its ratio is not a measurement.
+		{"Deployment, image not on the nodes", "not measured", "not measured"},
+		{"StatefulSet with a PVC", "missed", "0.50x (20.0s / 40.0s)"},
+		// The worst scenario decides: 3.5 > 3.
+		{"this project's API writes per pod, with", "missed", "3.0 (deploy-cached), 3.5 (sts-pvc)"},
+		{"this project's API writes per pod, without", "met", "1.0 (1000 pods, scale run)"},
+		{"pods upgraded per second", "missed", "50.0 with 1 replica(s) per function (1000 pods)"},
+		{"webhook → first patch", "met", "p50 40 ms, p99 250 ms (20 samples)"},
+		{"overhead over the kubelet's floor, Deployment, image cached", "missed", "12.5% (9.0s over 8.0s)"},
+		// 20/19-1 is 5.3%: not under 5%.
+		{"overhead over the kubelet's floor, scale run", "missed", "5.3% (20.0s over 19.0s)"},
+		// 10,000 pods failed: the target is not measured, 1,000 is shown.
+		{"RSS of inplace run", "not measured", "60 MiB at 1000 pods (peak 70)"},
+	}
+	for _, tc := range tests {
+		x := targetNamed(t, ts, tc.prefix)
+		if met(x) != tc.met || x.Got != tc.got {
+			t.Errorf("%s: %s, %q; want %s, %q", tc.prefix, met(x), x.Got, tc.met, tc.got)
+		}
+	}
+	sts := targetNamed(t, ts, "StatefulSet with a PVC")
+	if !strings.Contains(sts.Where, "last verified → rollout.completed (template sync) 6.0s") {
+		t.Errorf("a missed target says where the time goes: %q", sts.Where)
+	}
+	if x := targetNamed(t, ts, "Deployment, image cached"); x.Where != "" {
+		t.Errorf("a met target has no where: %q", x.Where)
+	}
+}
+
+func TestTargetsNothingMeasured(t *testing.T) {
+	r := &report{Scenarios: scenarios(options{deployPods: 4, stsPods: 2})}
+	for _, x := range r.targets() {
+		if x.Met != nil || x.Got != "not measured" {
+			t.Errorf("%s: %s, %q; want not measured", x.Name, met(x), x.Got)
+		}
+	}
+}
+
+func TestReplicasNotAvailable(t *testing.T) {
+	r := sample()
+	r.Throughput = append(r.Throughput, throughput{Replicas: 3, Pods: 1000, Unavailable: "several replicas per function are not on main"})
+	x := targetNamed(t, r.targets(), "pods upgraded per second")
+	if !strings.Contains(x.Got, "3 replica(s): not available (several replicas per function are not on main)") || met(x) != "missed" {
+		t.Errorf("throughput with 3 replicas not available: %s, %q", met(x), x.Got)
+	}
+	var out bytes.Buffer
+	r.print(&out)
+	if !strings.Contains(out.String(), "not available") {
+		t.Errorf("the table does not say 3 replicas are not available:\n%s", out.String())
+	}
+}
+
+func TestPrint(t *testing.T) {
+	r := sample()
+	r.Targets = r.targets()
+	r.Profiles = []profile{realistic()}
+	r.Sources = sources
+	var out bytes.Buffer
+	r.print(&out)
+	s := out.String()
+	for _, want := range []string{
+		// Each charged figure with its source.
+		"volume attach + mount (PVC)", "kubernetes/kubernetes#62119",
+		// In place against native at the same max-unavailable.
+		"0.75x", "0.50x",
+		// A failed run says so and why.
+		"FAILED", "rollout halted",
+		// Failed writes beside the writes.
+		"3.5 (0.5 failed)",
+		"p50 40 ms, p99 250 ms",
+		"watching 1000 pods: VmRSS 60 MiB", "10000 pods: context canceled",
+		"MISSED", "met", "where the time goes (StatefulSet with a PVC per pod",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the table lacks %q:\n%s", want, s)
+		}
+	}
+}
+
+func TestWriteJSON(t *testing.T) {
+	r := sample()
+	r.Targets = r.targets()
+	path := filepath.Join(t.TempDir(), "bench.json")
+	if err := r.write(path); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Rollouts []struct {
+			Scenario     string             `json:"scenario"`
+			Seconds      float64            `json:"seconds"`
+			WritesPerPod map[string]float64 `json:"writesPerPod"`
+		} `json:"rollouts"`
+		Targets []struct {
+			Name string `json:"name"`
+			Met  *bool  `json:"met"`
+		} `json:"targets"`
+	}
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Rollouts) != len(r.Rollouts) || back.Rollouts[0].WritesPerPod[actorProject] != 3 || len(back.Targets) != len(r.Targets) {
+		t.Errorf("JSON round trip: %+v", back)
+	}
+}
+
+func TestDetail(t *testing.T) {
+	got := detail(map[string]int{"get pods": 30, "patch pods": 10, "create events": 10}, 10)
+	if want := "3.00 get pods, 1.00 create events, 1.00 patch pods"; got != want {
+		t.Errorf("detail = %q, want %q", got, want)
+	}
+}
