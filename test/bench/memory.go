@@ -17,12 +17,14 @@ import (
 // memoryResult is the resident memory of one `inplace run` (every
 // function, embedded NATS) watching a number of pods.
 type memoryResult struct {
-	Pods         int     `json:"pods"`
-	RSSMiB       float64 `json:"vmRSSMiB"`
-	HWMMiB       float64 `json:"vmHWMMiB"`
-	ReadySeconds float64 `json:"readySeconds"`
-	Source       string  `json:"source"`
-	Error        string  `json:"error,omitempty"`
+	Pods         int       `json:"pods"`
+	RSSMiB       float64   `json:"vmRSSMiB"`
+	HWMMiB       float64   `json:"vmHWMMiB"`
+	ReadySeconds float64   `json:"readySeconds"`
+	Go           *goMemory `json:"go,omitempty"`
+	GoError      string    `json:"goError,omitempty"` // why Go is missing
+	Source       string    `json:"source"`
+	Error        string    `json:"error,omitempty"`
 }
 
 // settle is how long the process runs after it is ready before its memory
@@ -63,6 +65,11 @@ func (p *part) memoryRun(ctx context.Context, pods int) memoryResult {
 		return res
 	}
 	res.RSSMiB, res.HWMMiB = float64(m.RSS)/(1<<20), float64(m.HWM)/(1<<20)
+	if g, err := scrapeGoMemory(ctx, "http://"+p.project.addrs[0]+"/metrics"); err == nil {
+		res.Go = &g
+	} else {
+		res.GoError = err.Error()
+	}
 	return res
 }
 

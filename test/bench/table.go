@@ -128,6 +128,9 @@ func (r *report) printScale(out io.Writer) {
 				continue
 			}
 			fmt.Fprintf(out, "  watching %d pods: VmRSS %.0f MiB, VmHWM %.0f MiB, ready %.1fs after start\n", m.Pods, m.RSSMiB, m.HWMMiB, m.ReadySeconds)
+			if m.Go != nil {
+				fmt.Fprintf(out, "    %s\n", m.Go.where(m.RSSMiB))
+			}
 		}
 	}
 }
@@ -147,7 +150,11 @@ func (r *report) printTargets(out io.Writer) {
 	tw.Flush()
 	for _, t := range r.Targets {
 		if t.Where != "" {
-			fmt.Fprintf(out, "  where the time goes (%s): %s\n", t.Name, t.Where)
+			what := "time"
+			if strings.HasPrefix(t.Name, "RSS") {
+				what = "memory"
+			}
+			fmt.Fprintf(out, "  where the %s goes (%s): %s\n", what, t.Name, t.Where)
 		}
 	}
 }
