@@ -79,11 +79,12 @@ func gateFalseSince(pod *corev1.Pod) (time.Time, bool) {
 // to the pod's UID.
 func (s *step) setGate(ctx context.Context, pod *corev1.Pod, status corev1.ConditionStatus, reason, msg string, now time.Time) error {
 	patch := inplace.GatePatch(pod.UID, status, reason, msg, now)
-	_, err := s.f.d.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch,
+	out, err := s.f.d.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch,
 		metav1.PatchOptions{FieldManager: FieldManager}, "status")
 	if err != nil {
 		return fmt.Errorf("patch pod %s: set gate %s: %w", s.plan.Pod, status, err)
 	}
+	s.f.d.Reader.Wrote(out)
 	return nil
 }
 

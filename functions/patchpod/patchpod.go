@@ -18,6 +18,7 @@ import (
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/kube"
 	"github.com/inplace-dev/inplace/pkg/settle"
 )
 
@@ -55,6 +56,9 @@ const attempts = 5
 type Deps struct {
 	// Client may be least-privileged: see rbac.yaml.
 	Client kubernetes.Interface
+	// Reader reads the pod: the process's informer cache in `inplace
+	// run`; nil reads through Client (a GET each time).
+	Reader kube.Reader
 	// Guard confirms each plan before the pod is written; required.
 	Guard Guard
 	// Recorder records Kubernetes Events on the pod; nil records none.
@@ -83,6 +87,9 @@ func New(d Deps) *Function {
 	}
 	if d.Recorder == nil {
 		d.Recorder = &record.FakeRecorder{}
+	}
+	if d.Reader == nil {
+		d.Reader = kube.Live{Client: d.Client}
 	}
 	if d.Busy <= 0 {
 		d.Busy = 2 * time.Second
@@ -130,7 +137,7 @@ type step struct {
 
 // attempt reads the pod and takes the next step: report, drain, or patch.
 func (s *step) attempt(ctx context.Context) ([]cloudevents.Event, error) {
-	pod, err := s.f.d.Client.CoreV1().Pods(s.plan.Pod.Namespace).Get(ctx, s.plan.Pod.Name, metav1.GetOptions{})
+	pod, err := s.f.d.Reader.Pod(ctx, s.plan.Pod.Namespace, s.plan.Pod.Name)
 	switch {
 	case apierrors.IsNotFound(err):
 		return s.failed(inplace.ReasonPodDeleted, "the pod is gone")
@@ -187,6 +194,7 @@ func (s *step) send(ctx context.Context, pod *corev1.Pod, patch []byte, now time
 	case err != nil:
 		return nil, fmt.Errorf("patch pod %s: %w", s.plan.Pod, err)
 	}
+	s.f.d.Reader.Wrote(out)
 	for _, c := range s.plan.Containers {
 		s.f.d.Recorder.Eventf(out, corev1.EventTypeNormal, EventUpgrade, "Upgrading container %s in place to image %q (upgrade %s)",
 			c.Name, c.ToImage, s.plan.UpgradeID)

@@ -16,6 +16,7 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/kube"
 	"github.com/inplace-dev/inplace/pkg/settle"
 )
 
@@ -42,6 +43,9 @@ const (
 type Deps struct {
 	// Client may be least-privileged: see rbac.yaml.
 	Client kubernetes.Interface
+	// Reader reads the planned pod and its node: the process's informer
+	// cache in `inplace run`; nil reads through Client (GETs).
+	Reader kube.Reader
 	// Config gives the pre-pull namespace, per-node bound and timeout; required.
 	Config *config.Store
 	Log    *slog.Logger
@@ -61,6 +65,9 @@ func New(d Deps) *Function {
 	}
 	if d.Clock == nil {
 		d.Clock = clock.RealClock{}
+	}
+	if d.Reader == nil {
+		d.Reader = kube.Live{Client: d.Client}
 	}
 	if d.Recheck <= 0 {
 		d.Recheck = time.Second
@@ -101,7 +108,7 @@ func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudeven
 	if p := withImages(pods, imagesKey(images)); p != nil {
 		return f.follow(ctx, e, plan, p, cfg)
 	}
-	node, err := f.d.Client.CoreV1().Nodes().Get(ctx, plan.Pod.Node, metav1.GetOptions{})
+	node, err := f.d.Reader.Node(ctx, plan.Pod.Node)
 	switch {
 	case apierrors.IsNotFound(err):
 		return f.prepulled(e, plan, 0, SkipNodeGone)
@@ -118,7 +125,7 @@ func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudeven
 // (the kubelet lists a pulled image only some 30s later, so a replay right
 // after a rollout would otherwise pre-pull again).
 func (f *Function) running(ctx context.Context, plan events.Plan) (bool, error) {
-	pod, err := f.d.Client.CoreV1().Pods(plan.Pod.Namespace).Get(ctx, plan.Pod.Name, metav1.GetOptions{})
+	pod, err := f.d.Reader.Pod(ctx, plan.Pod.Namespace, plan.Pod.Name)
 	switch {
 	case apierrors.IsNotFound(err):
 		return false, nil

@@ -7,22 +7,28 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/inplace-dev/inplace/pkg/config"
 )
 
+// selector selects the pre-pull pods (Selector).
+var selector = labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedBy, LabelComponent: Component})
+
 // ours lists the pre-pull pods on node, after sweeping those a crash left
 // behind.
 func (f *Function) ours(ctx context.Context, cfg config.Defaults, node string) ([]corev1.Pod, error) {
-	l, err := f.d.Client.CoreV1().Pods(cfg.PrepullNamespace).List(ctx, metav1.ListOptions{
-		LabelSelector: Selector,
-		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String(),
-	})
+	all, err := f.d.Reader.Pods(ctx, cfg.PrepullNamespace, selector)
 	if err != nil {
 		return nil, fmt.Errorf("pre-pull: list pods on %s: %w", node, err)
 	}
-	return f.sweep(ctx, l.Items, cfg), nil
+	var pods []corev1.Pod
+	for _, p := range all {
+		if p.Spec.NodeName == node {
+			pods = append(pods, p)
+		}
+	}
+	return f.sweep(ctx, pods, cfg), nil
 }
 
 // sweep deletes pods older than 2 × PrepullTimeout (their plan is long
@@ -46,11 +52,11 @@ func (f *Function) sweep(ctx context.Context, pods []corev1.Pod, cfg config.Defa
 // it periodically (each Handle sweeps the node it works on).
 func (f *Function) Sweep(ctx context.Context) error {
 	cfg := f.d.Config.Load()
-	l, err := f.d.Client.CoreV1().Pods(cfg.PrepullNamespace).List(ctx, metav1.ListOptions{LabelSelector: Selector})
+	pods, err := f.d.Reader.Pods(ctx, cfg.PrepullNamespace, selector)
 	if err != nil {
 		return fmt.Errorf("pre-pull: sweep: %w", err)
 	}
-	f.sweep(ctx, l.Items, cfg)
+	f.sweep(ctx, pods, cfg)
 	return nil
 }
 

@@ -104,7 +104,7 @@ func (s *step) finish(ctx context.Context, plan events.Plan, st *inplace.State, 
 // write sends a JSON patch of this package's making; a failed test means
 // the pod changed: read it again.
 func (s *step) write(ctx context.Context, pod *corev1.Pod, patch []byte) error {
-	_, err := s.f.d.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.JSONPatchType, patch,
+	out, err := s.f.d.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.JSONPatchType, patch,
 		metav1.PatchOptions{FieldManager: FieldManager})
 	switch {
 	case inplace.PreconditionFailed(err), apierrors.IsNotFound(err), apierrors.IsConflict(err):
@@ -112,6 +112,7 @@ func (s *step) write(ctx context.Context, pod *corev1.Pod, patch []byte) error {
 	case err != nil:
 		return fmt.Errorf("verify %s: patch: %w", s.ref, err)
 	}
+	s.f.d.Reader.Wrote(out)
 	return nil
 }
 
@@ -119,11 +120,12 @@ func (s *step) write(ctx context.Context, pod *corev1.Pod, patch []byte) error {
 func (s *step) openGate(ctx context.Context, pod *corev1.Pod, phase inplace.Phase) error {
 	patch := inplace.GatePatch(pod.UID, corev1.ConditionTrue, inplace.GateReasonDone,
 		"in-place upgrade "+string(phase), s.f.d.Clock.Now())
-	_, err := s.f.d.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch,
+	out, err := s.f.d.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch,
 		metav1.PatchOptions{FieldManager: FieldManager}, "status")
 	if err != nil {
 		return fmt.Errorf("verify %s: set gate True: %w", s.ref, err)
 	}
+	s.f.d.Reader.Wrote(out)
 	return nil
 }
 

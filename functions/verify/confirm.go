@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/inplace-dev/inplace/pkg/guard"
 	"github.com/inplace-dev/inplace/pkg/inplace"
@@ -59,7 +58,7 @@ func (s *step) confirm(ctx context.Context, pod *corev1.Pod, st *inplace.State) 
 // refusal of a state that is no longer there (another delivery finished
 // the upgrade, and compute-spec recorded it) is no refusal.
 func (s *step) moved(ctx context.Context, pod *corev1.Pod) (bool, error) {
-	now, err := s.f.d.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+	now, err := s.f.d.Reader.Pod(ctx, pod.Namespace, pod.Name)
 	switch {
 	case apierrors.IsNotFound(err):
 		return true, nil

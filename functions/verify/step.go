@@ -8,7 +8,6 @@ import (
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/inplace"
@@ -37,7 +36,7 @@ type step struct {
 
 // attempt reads the pod and takes the next step of its upgrade.
 func (s *step) attempt(ctx context.Context) ([]cloudevents.Event, error) {
-	pod, err := s.f.d.Client.CoreV1().Pods(s.ref.Namespace).Get(ctx, s.ref.Name, metav1.GetOptions{})
+	pod, err := s.f.d.Reader.Pod(ctx, s.ref.Namespace, s.ref.Name)
 	switch {
 	case apierrors.IsNotFound(err):
 		pod = nil

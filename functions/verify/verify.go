@@ -16,6 +16,7 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/kube"
 )
 
 // Name is the function's name.
@@ -37,6 +38,9 @@ const attempts = 5
 type Deps struct {
 	// Client may be least-privileged: see rbac.yaml.
 	Client kubernetes.Interface
+	// Reader reads the pod: the process's informer cache in `inplace
+	// run`; nil reads through Client (a GET each time).
+	Reader kube.Reader
 	// Guard confirms the pod's state before each write; required.
 	Guard Guard
 	// Recorder records Kubernetes Events on the pod; nil records none.
@@ -73,6 +77,9 @@ func New(d Deps) *Function {
 	}
 	if d.Recorder == nil {
 		d.Recorder = &record.FakeRecorder{}
+	}
+	if d.Reader == nil {
+		d.Reader = kube.Live{Client: d.Client}
 	}
 	if d.Recheck <= 0 {
 		d.Recheck = time.Second

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/inplace-dev/inplace/functions/computespec"
+	"github.com/inplace-dev/inplace/functions/patchpod"
 	"github.com/inplace-dev/inplace/functions/prepull"
 	"github.com/inplace-dev/inplace/functions/verify"
 	"github.com/inplace-dev/inplace/pkg/bus"
@@ -24,8 +25,13 @@ import (
 
 // App is an assembled process.
 type App struct {
-	Kube      kubernetes.Interface
-	Cache     *kube.Cache
+	Kube kubernetes.Interface
+	// Events writes the Kubernetes Events, on its own rate budget.
+	Events kubernetes.Interface
+	Cache  *kube.Cache
+	// Reader reads pods, owners and nodes from Cache for the functions
+	// (nil in Knative mode: they GET).
+	Reader    kube.Reader
 	KV        *bus.KV
 	Defaults  *config.Store
 	Functions []runner.Function
@@ -72,16 +78,14 @@ func needsKube(p *config.Process) bool {
 	return p.WatchPods
 }
 
-// connectKube makes the client and starts only what the process's
-// functions read, so each runs with no more RBAC than its own calls: the
-// configuration watch for compute-spec, pre-pull and verify; the workload
-// cache for compute-spec; a pod cache alone for the pod watcher elsewhere.
+// connectKube makes the clients (the chain's, the Events') and starts only
+// the informers the process's functions read, so each runs with no more
+// RBAC than its own calls: the configuration watch for compute-spec,
+// pre-pull and verify; pods for every function and the pod watcher;
+// workloads for compute-spec, the poller, and the owner checks of
+// patch-pod and verify; nodes for pre-pull.
 func (a *App) connectKube(ctx context.Context, p *config.Process, log *slog.Logger) error {
-	cfg, err := kube.RestConfig(p.Kubeconfig, 100, 200)
-	if err != nil {
-		return err
-	}
-	if a.Kube, err = kube.Client(cfg); err != nil {
+	if err := a.clients(p); err != nil {
 		return err
 	}
 	if p.Runs(computespec.Name) || p.Runs(prepull.Name) || p.Runs(verify.Name) || p.Runs(poll.Name) {
@@ -89,10 +93,19 @@ func (a *App) connectKube(ctx context.Context, p *config.Process, log *slog.Logg
 			return err
 		}
 	}
+	workloads := p.Runs(computespec.Name) || p.Runs(poll.Name)
+	pods := workloads || p.WatchPods
+	if !pods && (p.Runs(patchpod.Name) || p.Runs(verify.Name) || p.Runs(prepull.Name)) {
+		var err error
+		if pods, workloads, err = a.mayCache(ctx, p, log); err != nil {
+			return err
+		}
+	}
+	var err error
 	switch {
-	case p.Runs(computespec.Name) || p.Runs(poll.Name):
+	case workloads:
 		a.Cache, err = kube.NewCache(a.Kube, 10*time.Minute)
-	case p.WatchPods:
+	case pods:
 		a.Cache, err = kube.NewPodCache(a.Kube, 10*time.Minute)
 	default:
 		return nil
@@ -100,11 +113,54 @@ func (a *App) connectKube(ctx context.Context, p *config.Process, log *slog.Logg
 	if err != nil {
 		return err
 	}
+	if p.Runs(prepull.Name) {
+		a.Cache.WithNodes()
+	}
 	if err := a.Cache.Start(ctx); err != nil {
 		return fmt.Errorf("kubernetes cache: %w", err)
 	}
+	a.Reader = a.Cache.Reader(a.Kube)
 	log.Info("kubernetes cache synced")
 	return nil
+}
+
+// mayCache tells whether a process of pre-pull, patch-pod or verify alone
+// may run the informers it would read: functions confined to some
+// namespaces (inplace rbac-namespaced) cannot watch all pods, and then GET
+// what they read.
+func (a *App) mayCache(ctx context.Context, p *config.Process, log *slog.Logger) (pods, workloads bool, err error) {
+	writers := p.Runs(patchpod.Name) || p.Runs(verify.Name)
+	need := []string{"pods"}
+	if writers {
+		need = append(need, "apps/replicasets", "apps/deployments", "apps/statefulsets", "apps/daemonsets")
+	}
+	if p.Runs(prepull.Name) {
+		need = append(need, "nodes")
+	}
+	may, err := kube.MayWatchAll(ctx, a.Kube, need...)
+	if err != nil {
+		return false, false, err
+	}
+	if !may {
+		log.Warn("no cluster-wide list and watch of what the functions read: reading it with a GET each time", "resources", need)
+	}
+	return may, may && writers, nil
+}
+
+// clients makes the chain's client, with p's rate limit, and the Events'.
+func (a *App) clients(p *config.Process) error {
+	cfg, err := kube.RestConfig(p.Kubeconfig, float32(p.KubeQPS), p.KubeBurst)
+	if err != nil {
+		return err
+	}
+	if p.WrapTransport != nil {
+		cfg.Wrap(p.WrapTransport)
+	}
+	if a.Kube, err = kube.Client(cfg); err != nil {
+		return err
+	}
+	a.Events, err = kube.EventsClient(cfg, float32(p.EventsQPS), p.EventsBurst)
+	return err
 }
 
 func (a *App) buildReceiver(p *config.Process, b *bus.Bus, reg prometheus.Registerer, log *slog.Logger) error {

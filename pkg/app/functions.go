@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -33,8 +34,14 @@ const sweepEvery = time.Minute
 
 // FunctionDeps are what the functions run against.
 type FunctionDeps struct {
-	Kube  kubernetes.Interface
-	Cache computespec.Cache
+	Kube kubernetes.Interface
+	// EventsClient writes the Kubernetes Events (its own rate budget);
+	// nil: Kube.
+	EventsClient kubernetes.Interface
+	// Reader reads pods, owners and nodes for pre-pull, patch-pod and
+	// verify (the process's cache); nil: they GET through Kube.
+	Reader kube.Reader
+	Cache  computespec.Cache
 	// Store holds the rollout records: compute-spec writes them; patch-pod
 	// and verify check every write against them, through Records[their
 	// name] when set (their own connection), else through Store.
@@ -62,7 +69,7 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 		if !d.Events {
 			return nil
 		}
-		return kube.NewRecorder(ctx, d.Kube, "inplace-"+name)
+		return kube.NewRecorder(ctx, cmp.Or[kubernetes.Interface](d.EventsClient, d.Kube), "inplace-"+name)
 	}
 	if slices.Contains(names, computespec.Name) {
 		rec := recorder(computespec.Name)
@@ -76,22 +83,26 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 		}
 	}
 	if slices.Contains(names, prepull.Name) {
-		f := prepull.New(prepull.Deps{Client: d.Kube, Config: d.Defaults, Log: d.Log.With("function", prepull.Name)})
+		f := prepull.New(prepull.Deps{Client: d.Kube, Reader: d.Reader, Config: d.Defaults, Log: d.Log.With("function", prepull.Name)})
 		fns = append(fns, f)
 		loops = append(loops, func(ctx context.Context) { every(ctx, sweepEvery, f.Sweep, d.Log) })
 	}
 	records := func(fn string) *guard.Guard {
+		g := &guard.Guard{Client: d.Kube, Records: d.Store}
 		if r := d.Records[fn]; r != nil {
-			return &guard.Guard{Client: d.Kube, Records: r}
+			g.Records = r
 		}
-		return &guard.Guard{Client: d.Kube, Records: d.Store}
+		if d.Reader != nil {
+			g.Owners = d.Reader
+		}
+		return g
 	}
 	if slices.Contains(names, patchpod.Name) {
-		fns = append(fns, patchpod.New(patchpod.Deps{Client: d.Kube, Guard: records(patchpod.Name), Recorder: recorder(patchpod.Name),
+		fns = append(fns, patchpod.New(patchpod.Deps{Client: d.Kube, Reader: d.Reader, Guard: records(patchpod.Name), Recorder: recorder(patchpod.Name),
 			Log: d.Log.With("function", patchpod.Name)}))
 	}
 	if slices.Contains(names, verify.Name) {
-		fns = append(fns, verify.New(verify.Deps{Client: d.Kube, Guard: records(verify.Name), Config: d.Defaults, Recorder: recorder(verify.Name),
+		fns = append(fns, verify.New(verify.Deps{Client: d.Kube, Reader: d.Reader, Guard: records(verify.Name), Config: d.Defaults, Recorder: recorder(verify.Name),
 			Log: d.Log.With("function", verify.Name)}))
 	}
 	return fns, loops
@@ -99,7 +110,7 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 
 // buildFunctions makes the functions p names, and the pod watcher.
 func (a *App) buildFunctions(ctx context.Context, p *config.Process, l *links, log *slog.Logger) error {
-	d := FunctionDeps{Kube: a.Kube, Cache: a.Cache, Store: a.KV, Defaults: a.Defaults, Events: true, Log: log,
+	d := FunctionDeps{Kube: a.Kube, EventsClient: a.Events, Reader: a.Reader, Cache: a.Cache, Store: a.KV, Defaults: a.Defaults, Events: true, Log: log,
 		WatchdogPeriod: p.WatchdogPeriod, Records: map[string]guard.Records{},
 		OptIn: &kube.OptedIn{Client: a.Kube, Namespace: p.Namespace, Log: log}}
 	if l != nil { // each function reads the rollout records, and publishes, as itself

@@ -42,13 +42,10 @@ func BuildKnative(ctx context.Context, p *config.Process, log *slog.Logger) (*Ap
 		}
 	}
 	a := &App{Defaults: config.NewStore(config.StandardDefaults(), log)}
-	cfg, err := kube.RestConfig(p.Kubeconfig, 100, 200)
-	if err != nil {
+	if err := a.clients(p); err != nil {
 		return nil, nil, err
 	}
-	if a.Kube, err = kube.Client(cfg); err != nil {
-		return nil, nil, err
-	}
+	var err error
 	if p.Runs(computespec.Name) || p.Runs(prepull.Name) || p.Runs(verify.Name) {
 		if err := a.Defaults.Watch(ctx, a.Kube, p.Namespace); err != nil {
 			return nil, nil, err

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -35,6 +36,16 @@ type Process struct {
 	NATSTLSCA, NATSTLSCert, NATSTLSKey string
 	// Kubeconfig is a kubeconfig path; empty means in-cluster.
 	Kubeconfig string
+	// KubeQPS and KubeBurst bound the process's requests to the API server
+	// (client-side; negative QPS: no client limit, API Priority and
+	// Fairness alone). Reads come from informer caches, so this budget is
+	// the writes'. EventsQPS and EventsBurst are the Kubernetes Events'
+	// own budget, so a burst of Events never delays a write.
+	KubeQPS, EventsQPS     float64
+	KubeBurst, EventsBurst int
+	// WrapTransport, when set, wraps the API client's transport (tests
+	// count requests with it). Not a flag.
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 	// HTTPAddr serves /healthz, /readyz, /metrics and the webhook receiver.
 	HTTPAddr string
 	// Functions names the functions this process runs.
@@ -55,6 +66,16 @@ type Process struct {
 	// deadlines of the rollouts in flight.
 	WatchdogPeriod time.Duration
 }
+
+// The client-side rate limits by default: above kube-scheduler's and the
+// kubelet's 50/100, since a rollout of 1,000 pods writes each once or three
+// times; the API server's Priority and Fairness still applies.
+const (
+	DefaultKubeQPS     = 200
+	DefaultKubeBurst   = 400
+	DefaultEventsQPS   = 50
+	DefaultEventsBurst = 100
+)
 
 // AllFunctions are the functions of the chain, in order.
 // The poller is a source beside the receiver: it asks registries for the
@@ -97,6 +118,16 @@ func BindFlags(fs *pflag.FlagSet, p *Process) error {
 		}
 		fs.DurationVar(dst, name, def, usage+" (env "+env(name)+")")
 	}
+	float := func(dst *float64, name string, def float64, usage string) {
+		if v, ok := os.LookupEnv(env(name)); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("%s=%q: not a number", env(name), v))
+			}
+			def = f
+		}
+		fs.Float64Var(dst, name, def, usage+" (env "+env(name)+")")
+	}
 	boolean := func(dst *bool, name string, def bool, usage string) {
 		if v, ok := os.LookupEnv(env(name)); ok {
 			b, err := strconv.ParseBool(v)
@@ -116,6 +147,10 @@ func BindFlags(fs *pflag.FlagSet, p *Process) error {
 	str(&p.NATSTLSCert, "nats-tls-cert", "", "TLS client certificate; the embedded server's certificate when it runs one")
 	str(&p.NATSTLSKey, "nats-tls-key", "", "key of --nats-tls-cert")
 	str(&p.Kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig path; empty means in-cluster")
+	float(&p.KubeQPS, "kube-qps", DefaultKubeQPS, "API requests per second (client-side; negative: no client limit)")
+	num(&p.KubeBurst, "kube-burst", DefaultKubeBurst, "API requests allowed at once above --kube-qps")
+	float(&p.EventsQPS, "events-qps", DefaultEventsQPS, "Kubernetes Events per second, a budget of their own")
+	num(&p.EventsBurst, "events-burst", DefaultEventsBurst, "Kubernetes Events allowed at once above --events-qps")
 	str(&p.HTTPAddr, "http-addr", "127.0.0.1:8080", "address for /healthz, /readyz, /metrics and /hooks/")
 	// --namespace (INPLACE_NAMESPACE) is the name this flag had; kept hidden
 	// so manifests and scripts that set it go on working. In the operator's
@@ -170,6 +205,18 @@ func (p *Process) Validate() error {
 	case "debug", "info", "warn", "error":
 	default:
 		return fmt.Errorf("--log-level: %q is not debug, info, warn or error", p.LogLevel)
+	}
+	for _, l := range []struct {
+		name  string
+		qps   float64
+		burst int
+	}{{"kube", p.KubeQPS, p.KubeBurst}, {"events", p.EventsQPS, p.EventsBurst}} {
+		if l.qps == 0 {
+			return fmt.Errorf("--%s-qps: 0 would stop every request; negative turns the client limit off", l.name)
+		}
+		if l.qps > 0 && l.burst <= 0 {
+			return fmt.Errorf("--%s-burst: must be positive, not %d", l.name, l.burst)
+		}
 	}
 	if p.Workers <= 0 {
 		return fmt.Errorf("--workers: must be positive, not %d", p.Workers)

@@ -23,7 +23,13 @@ type Records interface {
 type Guard struct {
 	// Client reads the pod's owners (get on replicasets, deployments,
 	// statefulsets, daemonsets).
-	Client  kubernetes.Interface
+	Client kubernetes.Interface
+	// Owners, when set, resolves owners instead (the process's informer
+	// cache, each link pinned to its UID; the admission policy refuses a
+	// write to a pod whose owner no longer opts in, whatever a cache says).
+	Owners interface {
+		Owner(ctx context.Context, pod *corev1.Pod) (kube.Workload, bool, error)
+	}
 	Records Records
 }
 
@@ -74,7 +80,14 @@ type checked struct {
 // lookup reads the owner and the record and finds the pod in flight in it
 // under upgradeID.
 func (g *Guard) lookup(ctx context.Context, pod *corev1.Pod, upgradeID string) (*checked, error) {
-	owner, ok, err := kube.LiveOwner(ctx, g.Client, pod)
+	var owner kube.Workload
+	var ok bool
+	var err error
+	if g.Owners != nil {
+		owner, ok, err = g.Owners.Owner(ctx, pod)
+	} else {
+		owner, ok, err = kube.LiveOwner(ctx, g.Client, pod)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("guard: owner of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,6 +34,17 @@ type Cache struct {
 	Deployments  appslisters.DeploymentLister
 	StatefulSets appslisters.StatefulSetLister
 	DaemonSets   appslisters.DaemonSetLister
+	// Nodes is set by WithNodes (pre-pull reads nodes' images).
+	Nodes corelisters.NodeLister
+
+	readerOnce sync.Once
+	reader     *Cached
+}
+
+// WithNodes adds an informer on nodes; call it before Start.
+func (c *Cache) WithNodes() *Cache {
+	c.Nodes = c.factory.Core().V1().Nodes().Lister()
+	return c
 }
 
 // NewCache builds the informers on pods and workloads; Start runs them.

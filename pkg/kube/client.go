@@ -10,7 +10,8 @@ import (
 
 // RestConfig loads a kubeconfig (or the in-cluster config when path is
 // empty) and sets the client-side rate limit explicitly: client-go's default
-// of 5 QPS would cap an upgrade at a few pods per second.
+// of 5 QPS would cap an upgrade at a few pods per second. A negative qps
+// turns the client-side limit off.
 func RestConfig(path string, qps float32, burst int) (*rest.Config, error) {
 	var cfg *rest.Config
 	var err error
@@ -29,6 +30,14 @@ func RestConfig(path string, qps float32, burst int) (*rest.Config, error) {
 	cfg.QPS, cfg.Burst = qps, burst
 	cfg.UserAgent = "inplace"
 	return cfg, nil
+}
+
+// EventsClient is a client on cfg with a rate limit of its own, for the
+// Kubernetes Events: a burst of them never delays a write of the chain.
+func EventsClient(cfg *rest.Config, qps float32, burst int) (kubernetes.Interface, error) {
+	c := rest.CopyConfig(cfg)
+	c.QPS, c.Burst, c.RateLimiter = qps, burst, nil
+	return Client(c)
 }
 
 // Client makes a typed clientset for cfg.

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/inplace-dev/inplace/pkg/bus"
+	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/imageref"
 	"github.com/inplace-dev/inplace/pkg/inplace"
 	"github.com/inplace-dev/inplace/test/stack"
@@ -35,12 +36,18 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvWith(t, nil)
+}
+
+// newEnvWith is newEnv with the process's configuration changed by process.
+func newEnvWith(t *testing.T, process func(*config.Process)) *env {
+	t.Helper()
 	w := world.Shared(t)
 	level := slog.LevelWarn
 	if os.Getenv("E2E_DEBUG") != "" {
 		level = slog.LevelDebug
 	}
-	s, err := stack.Start(t.Context(), w, stack.Options{Dir: t.TempDir(),
+	s, err := stack.Start(t.Context(), w, stack.Options{Dir: t.TempDir(), Process: process,
 		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))})
 	if err != nil {
 		t.Fatal(err)
