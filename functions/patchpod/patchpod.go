@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/keymutex"
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/inplace"
@@ -75,7 +76,16 @@ type Deps struct {
 }
 
 // Function is the patch-pod function.
-type Function struct{ d Deps }
+type Function struct {
+	d Deps
+	// pods is one decision at a time per pod: two deliveries of one plan
+	// (a redelivery, a replay) never drain and patch together.
+	pods keymutex.KeyMutex
+}
+
+// lockBuckets bounds the per-pod locks: pods hashed to one bucket wait
+// for each other; many more buckets than workers keep that rare.
+const lockBuckets = 256
 
 // New returns the function.
 func New(d Deps) *Function {
@@ -100,7 +110,7 @@ func New(d Deps) *Function {
 	if d.DrainTimeout <= 0 {
 		d.DrainTimeout = time.Minute
 	}
-	return &Function{d: d}
+	return &Function{d: d, pods: keymutex.NewHashed(lockBuckets)}
 }
 
 // Name implements runner.Function.
@@ -116,6 +126,9 @@ func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudeven
 		return nil, err
 	}
 	s := step{f: f, in: e, plan: d.Plan}
+	key := d.Plan.Pod.Namespace + "/" + d.Plan.Pod.Name
+	f.pods.LockKey(key)
+	defer func() { _ = f.pods.UnlockKey(key) }()
 	for range attempts {
 		outs, err := s.attempt(ctx)
 		if !errors.Is(err, errAgain) {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/keymutex"
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/config"
@@ -65,7 +66,18 @@ type Deps struct {
 }
 
 // Function is the verify function.
-type Function struct{ d Deps }
+type Function struct {
+	d Deps
+	// pods is one decision at a time per pod: pod.patched, pod.updated
+	// and container.restarted for one pod arrive together, and each would
+	// otherwise read, decide and write the same step (all but one write
+	// failing their precondition).
+	pods keymutex.KeyMutex
+}
+
+// lockBuckets bounds the per-pod locks: pods hashed to one bucket wait
+// for each other; many more buckets than workers keep that rare.
+const lockBuckets = 256
 
 // New returns the function.
 func New(d Deps) *Function {
@@ -90,7 +102,7 @@ func New(d Deps) *Function {
 	if d.RollbackMin <= 0 {
 		d.RollbackMin = 2 * time.Minute
 	}
-	return &Function{d: d}
+	return &Function{d: d, pods: keymutex.NewHashed(lockBuckets)}
 }
 
 // Name implements runner.Function.
@@ -107,6 +119,9 @@ func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudeven
 	if err != nil || s == nil {
 		return nil, err
 	}
+	key := s.ref.Namespace + "/" + s.ref.Name
+	f.pods.LockKey(key)
+	defer func() { _ = f.pods.UnlockKey(key) }()
 	for range attempts {
 		outs, err := s.attempt(ctx)
 		if !errors.Is(err, errAgain) {

@@ -124,6 +124,9 @@ func TestRequestsPerUpgradedPod(t *testing.T) {
 			t.Errorf("%d %q requests for %d pods; want a few per rollout, none per pod", counts[key], key, n)
 		}
 	}
+	if got := codes["PATCH pods 422"]; got != 0 {
+		t.Errorf("%d pod patches failed their precondition; want none (one decision at a time per pod)", got)
+	}
 	if got := codes["PATCH pods 200"]; got > 2*n {
 		t.Errorf("%d pod patches for %d pods; want at most 2 per pod (the upgrade, its end)", got, n)
 	}

@@ -17,6 +17,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 
 	"github.com/inplace-dev/inplace/test/world"
 )
@@ -29,6 +30,16 @@ const DefaultNamespace = "inplace-system"
 // ends), mints a token for its ServiceAccount, and returns a client that
 // acts as that ServiceAccount and nothing more.
 func Identity(t testing.TB, w *world.World, rbacYAML []byte, ns string) kubernetes.Interface {
+	t.Helper()
+	c, err := kubernetes.NewForConfig(IdentityConfig(t, w, rbacYAML, ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// IdentityConfig is Identity's client configuration (to wrap its transport).
+func IdentityConfig(t testing.TB, w *world.World, rbacYAML []byte, ns string) *rest.Config {
 	t.Helper()
 	ctx := t.Context()
 	objs := decode(t, bytes.ReplaceAll(rbacYAML, []byte(DefaultNamespace), []byte(ns)))
@@ -46,11 +57,7 @@ func Identity(t testing.TB, w *world.World, rbacYAML []byte, ns string) kubernet
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return rc
 }
 
 func decode(t testing.TB, b []byte) []runtime.Object {

@@ -1,0 +1,73 @@
+package verify_test
+
+import (
+	"sync"
+	"testing"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/functions/patchpod"
+	"github.com/inplace-dev/inplace/functions/verify"
+	"github.com/inplace-dev/inplace/functions/verify/fntest"
+	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/test/world"
+)
+
+// TestOneDecisionPerPod: pod.patched, pod.updated and container.restarted
+// for one pod, each twice, delivered at once (as the bus hands them to the
+// workers when the kubelet has restarted the pod): one write closes the
+// upgrade, and no delivery races it to a failed precondition (422).
+func TestOneDecisionPerPod(t *testing.T) {
+	w := world.Shared(t)
+	ns := w.NewNamespace(t)
+	pc := fntest.Identity(t, w, patchpod.RBAC, ns)
+	writes := &fntest.Writes{}
+	rc := fntest.IdentityConfig(t, w, verify.RBAC, ns)
+	rc.Wrap(writes.Wrap)
+	vc, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx := fixture{w: w, ns: ns,
+		patch: patchpod.New(patchpod.Deps{Client: pc, Guard: fntest.Guard(pc)}),
+		fn:    verify.New(verify.Deps{Client: vc, Guard: fntest.Guard(vc)})}
+
+	v1, v2 := fntest.Push(t, w, "verify/once", "v1"), fntest.Push(t, w, "verify/once", "v2")
+	pod := fntest.RunPod(t, w, fntest.Pod(ns, "web", v1.Ref, false))
+	plan := fntest.Plan(t, pod, "up-once", v2)
+	patched := fx.patched(t, plan)
+	after := fntest.WaitPod(t, w, pod, "Ready on the target", func(p *corev1.Pod) bool {
+		cs := fntest.ContainerStatus(p)
+		return cs != nil && cs.ImageID == v2.ImageID && cs.Ready
+	})
+	cs := fntest.ContainerStatus(after)
+	restarted := fntest.Event(t, "restarted-once", events.ContainerRestarted, "", ns+"/web", events.ContainerRestartedData{
+		Pod: plan.Pod, Container: "app", NewContainerID: cs.ContainerID, RestartCount: cs.RestartCount, ImageID: cs.ImageID})
+	ins := []cloudevents.Event{patched, fx.podUpdated(t, pod), restarted}
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*len(ins))
+	for range 2 {
+		for _, in := range ins {
+			wg.Go(func() {
+				if _, err := fx.fn.Handle(t.Context(), in); err != nil && !fntest.IsNotYet(err) {
+					errs <- err
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("delivery: %v", err)
+	}
+	if got := writes.Status(); got[200] != 1 || len(got) != 1 {
+		t.Errorf("pod writes by answer = %v; want exactly one, 200", got)
+	}
+	if st := state(t, fntest.Get(t, w, pod)); st.Phase != inplace.PhaseSucceeded {
+		t.Errorf("state phase = %s, want Succeeded", st.Phase)
+	}
+}
