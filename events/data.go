@@ -25,6 +25,10 @@ type ImagePushedData struct {
 	// workload left, or older than the newest it rolled out (`inplace
 	// upgrade --allow-older`). Without it no push ever goes backwards.
 	AllowOlder bool `json:"allowOlder,omitempty"`
+	// Undo, with Target and AllowOlder, names the upgrade this push undoes
+	// (`inplace undo`): its pods go back in place to the images they ran
+	// before it. compute-spec checks the claim against its rollout record.
+	Undo string `json:"undo,omitempty"`
 }
 
 // Name is "<registry>/<repository>".
@@ -58,10 +62,16 @@ func (d ImagePushedData) Validate() error {
 		return err
 	}
 	if d.Target != nil {
+		if d.Undo != "" && !d.AllowOlder {
+			return fieldErr("data.undo", "an undo goes back: it needs data.allowOlder")
+		}
 		return d.Target.validate("data.target")
 	}
 	if d.AllowOlder {
 		return fieldErr("data.allowOlder", "only a manual upgrade of one workload (data.target) may go back")
+	}
+	if d.Undo != "" {
+		return fieldErr("data.undo", "only a manual upgrade of one workload (data.target) may undo")
 	}
 	return nil
 }

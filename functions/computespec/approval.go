@@ -31,6 +31,9 @@ const (
 // "": the workload's approval mode (its annotation or config-inplace's)
 // applied to each container the push would move, from the tag it runs.
 func approvalWhy(t Target, push events.ImagePushedData, cands []rollout.Candidate) string {
+	if push.Undo != "" {
+		return "" // an operator's own undo, checked against the record
+	}
 	for _, c := range cands {
 		for _, cp := range c.Containers {
 			from, _ := imageref.Parse(cp.FromImage)

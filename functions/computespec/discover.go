@@ -57,7 +57,7 @@ func Discover(c Cache, d config.Defaults, push events.ImagePushedData) ([]Target
 	}
 	out := make([]Target, 0, len(seen))
 	for _, w := range seen {
-		out = append(out, target(w, d))
+		out = append(out, target(w, d).undoing(push))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Workload.Ref.String() < out[j].Workload.Ref.String() })
 	return out, nil
@@ -81,6 +81,18 @@ func target(w kube.Workload, d config.Defaults) Target {
 		t.Skip = rerr.Error()
 	}
 	t.TemplateReference = ref
+	return t
+}
+
+// undoing gives the target of an undo push the undo policy: back to what
+// the pods ran before, whatever the workload's policy allows going
+// forward. Whether the push is a true undo is checked against the record
+// (checkUndo) before it starts a rollout; the rollout's later waves are
+// planned under the same policy.
+func (t Target) undoing(push events.ImagePushedData) Target {
+	if push.Undo != "" && t.Options.OptedIn {
+		t.Options.Policy = policy.UndoPolicy()
+	}
 	return t
 }
 

@@ -95,7 +95,7 @@ func (f *Function) observe(ctx context.Context, ref events.ObjectRef, raw []byte
 	if !ok {
 		return Target{Skip: "workload deleted"}, nil, cur.UpgradeID, nil
 	}
-	t := target(w, f.d.Defaults.Load())
+	t := target(w, f.d.Defaults.Load()).undoing(cur.Push)
 	pods, err := f.d.Cache.PodsOf(ref)
 	if err != nil {
 		return t, nil, "", wrap("pods of "+ref.String(), err)

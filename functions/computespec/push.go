@@ -56,7 +56,7 @@ func (f *Function) onPush(ctx context.Context, in cloudevents.Event) ([]cloudeve
 		switch {
 		case errors.Is(err, errOlder):
 			log.Info("push ignored", "why", err)
-		case errors.Is(err, errBackwards):
+		case errors.Is(err, errBackwards), errors.Is(err, errUndo):
 			refused = append(refused, f.refuse(t, push, err))
 		case errors.Is(err, errSignature):
 			why := f.refuse(t, push, err)
@@ -115,7 +115,7 @@ func (f *Function) start(ctx context.Context, in cloudevents.Event, push events.
 		if err != nil {
 			return nil, err
 		}
-		if err := canBegin(prev, upgradeID, t.Options.Policy, push); err != nil {
+		if err := canBegin(prev, ref, upgradeID, t.Options.Policy, push); err != nil {
 			return nil, err
 		}
 		r = rollout.Begin(prev, upgradeID, ref, push, t.rolloutOptions(), now)
@@ -149,7 +149,10 @@ func (f *Function) start(ctx context.Context, in cloudevents.Event, push events.
 // canBegin checks that a push may start a rollout after prev: never
 // backwards (unless a manual upgrade says so), and newer than a rollout it
 // would supersede.
-func canBegin(prev *rollout.Rollout, upgradeID string, pol policy.Policy, push events.ImagePushedData) error {
+func canBegin(prev *rollout.Rollout, ref events.ObjectRef, upgradeID string, pol policy.Policy, push events.ImagePushedData) error {
+	if err := checkUndo(prev, ref, upgradeID, push); err != nil {
+		return err
+	}
 	if prev == nil || prev.UpgradeID == upgradeID {
 		return nil
 	}
@@ -159,17 +162,24 @@ func canBegin(prev *rollout.Rollout, upgradeID string, pol policy.Policy, push e
 	return canSupersede(prev, pol, push)
 }
 
-// backwards refuses a push that would take the workload back, before
-// anything else is looked at: the refusal names the reason even when the
-// policy would leave every pod alone anyway.
+// backwards refuses a push that would take the workload back (or an undo
+// the record does not bear out), before anything else is looked at: the
+// refusal names the reason even when the policy would leave every pod
+// alone anyway.
 func (f *Function) backwards(ctx context.Context, ref events.ObjectRef, upgradeID string, push events.ImagePushedData) error {
 	raw, _, err := f.d.Store.Get(ctx, rollout.Key(ref))
 	if err != nil {
 		return err
 	}
 	prev, err := decode(raw)
-	if err != nil || prev == nil || prev.UpgradeID == upgradeID || push.AllowOlder {
+	if err != nil {
 		return err
+	}
+	if err := checkUndo(prev, ref, upgradeID, push); err != nil {
+		return err
+	}
+	if prev == nil || prev.UpgradeID == upgradeID || push.AllowOlder {
+		return nil
 	}
 	if why := rollout.Backwards(prev.History[push.Name()], push); why != "" {
 		return fmt.Errorf("%w: %s", errBackwards, why)

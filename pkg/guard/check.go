@@ -94,14 +94,19 @@ func optedIn(owner kube.Workload) *Refusal {
 }
 
 // allowed: the owner opts in and its current policy allows every target
-// from what the container runs now. A container no longer on the plan's
-// previous image (already on the target, changed by someone else) is not
-// the policy's to judge: the patch leaves it alone or reports it.
-func allowed(owner kube.Workload, pod *corev1.Pod, cps []events.ContainerPlan) *Refusal {
+// from what the container runs now (under an undo compute-spec accepted:
+// the undo policy, back to what the pods ran before). A container no
+// longer on the plan's previous image (already on the target, changed by
+// someone else) is not the policy's to judge: the patch leaves it alone or
+// reports it.
+func allowed(owner kube.Workload, pod *corev1.Pod, cps []events.ContainerPlan, undo bool) *Refusal {
 	if r := optedIn(owner); r != nil {
 		return r
 	}
 	opts, _ := policy.FromAnnotations(owner.Meta.Annotations, policy.StandardDefaults())
+	if undo {
+		opts.Policy = policy.UndoPolicy()
+	}
 	for _, cp := range cps {
 		if !imageref.SameRepository(cp.FromImage, cp.ToImage) {
 			return forged(ReasonNotThePlan, "container %s: %s is not of the repository of %s", cp.Name, cp.ToImage, cp.FromImage)

@@ -60,7 +60,7 @@ func check(w kube.Workload, r *rollout.Rollout, p *corev1.Pod, pl events.Plan) *
 	if refusal := matchPlan(r, rp, pl); refusal != nil {
 		return refusal
 	}
-	return allowed(w, p, pl.Containers)
+	return allowed(w, p, pl.Containers, undoing(&checked{owner: w, record: r, pod: rp}))
 }
 
 func TestPlanChecks(t *testing.T) {
@@ -125,6 +125,45 @@ func TestPlanChecks(t *testing.T) {
 				t.Fatalf("allowed; want refused %s", tt.reason)
 			case got.Reason != tt.reason || got.Withdrawn != tt.withdrawn:
 				t.Errorf("refused %s (withdrawn %v): %s; want %s (withdrawn %v)", got.Reason, got.Withdrawn, got.Message, tt.reason, tt.withdrawn)
+			}
+		})
+	}
+}
+
+// A plan down a version the policy refuses is allowed only when the
+// record is of an undo compute-spec accepted, and the pod is in flight
+// under it.
+func TestUndoPlanChecks(t *testing.T) {
+	down := func(undo string, carried bool) (*rollout.Rollout, *corev1.Pod, events.Plan) {
+		r, p, pl := record(), pod(), plan()
+		r.Push.Tag, r.Push.Digest, r.Push.Undo = "1.2.0", d12, undo
+		back := []events.ContainerPlan{{Name: "app", FromImage: to, ToImage: "r.example/shop/web:1.2.0@" + d12}}
+		r.Pods["web-1"].Containers, pl.Containers, pl.Target = back, back, r.Target()
+		p.Spec.Containers[0].Image = to
+		p.Status.ContainerStatuses[0].ImageID = "r.example/shop/web@sha256:3333333333333333333333333333333333333333333333333333333333333333"
+		if carried {
+			r.UpgradeID = "u-2"
+		}
+		return r, p, pl
+	}
+	for _, tc := range []struct {
+		name    string
+		undo    string
+		carried bool
+		reason  string
+	}{
+		{name: "an undo", undo: "u-0"},
+		{name: "a downgrade that is no undo", reason: ReasonPolicyRefuses},
+		{name: "planned before the undo superseded its upgrade", undo: "u-0", carried: true, reason: ReasonPolicyRefuses},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, p, pl := down(tc.undo, tc.carried)
+			got := check(workload("semver:minor"), r, p, pl)
+			switch {
+			case tc.reason == "" && got != nil:
+				t.Errorf("refused: %v", got)
+			case tc.reason != "" && (got == nil || got.Reason != tc.reason):
+				t.Errorf("got %v; want refused %s", got, tc.reason)
 			}
 		})
 	}

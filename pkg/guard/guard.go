@@ -47,7 +47,7 @@ func (g *Guard) Plan(ctx context.Context, pod *corev1.Pod, plan events.Plan) err
 	if r := matchPlan(c.record, c.pod, plan); r != nil {
 		return r
 	}
-	if r := allowed(c.owner, pod, plan.Containers); r != nil {
+	if r := allowed(c.owner, pod, plan.Containers, undoing(c)); r != nil {
 		return r
 	}
 	return nil
@@ -67,6 +67,13 @@ func (g *Guard) State(ctx context.Context, pod *corev1.Pod, st *inplace.State) e
 		return r
 	}
 	return nil
+}
+
+// undoing: the pod is in flight under an undo compute-spec accepted (the
+// rollout record, compute-spec's alone, says so): going back to the images
+// recorded before the undone upgrade is allowed whatever the policy.
+func undoing(c *checked) bool {
+	return c.record.Push.Undo != "" && c.pod.UpgradeID == c.record.UpgradeID
 }
 
 // checked is what a check reads: the pod's live owner, its rollout record

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/rollout"
 )
 
@@ -46,4 +47,28 @@ func ReadRollouts(ctx context.Context, js jetstream.JetStream, bucket string) ([
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// ReadRollout reads the rollout record of one workload; nil when there is
+// none (or no bucket).
+func ReadRollout(ctx context.Context, js jetstream.JetStream, bucket string, w events.ObjectRef) (*rollout.Rollout, error) {
+	kv, err := js.KeyValue(ctx, bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open KV %s: %w", bucket, err)
+	}
+	entry, err := kv.Get(ctx, rollout.Key(w))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the rollout of %s: %w", w, err)
+	}
+	var r rollout.Rollout
+	if err := json.Unmarshal(entry.Value(), &r); err != nil {
+		return nil, fmt.Errorf("read the rollout of %s: not a rollout: %w", w, err)
+	}
+	return &r, nil
 }

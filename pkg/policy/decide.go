@@ -40,6 +40,9 @@ func Decide(p Policy, cur Current, push Pushed) Decision {
 	if push.Digest != "" && push.Digest == cur.Digest {
 		return refuse("already running %s", push.Digest)
 	}
+	if p.Kind == Undo {
+		return allow("%s → %s: back to what the pods ran before (inplace undo)", orUnknown(cur.Tag), orUnknown(push.Tag))
+	}
 	if push.Tag == "" {
 		if p.Kind == Force {
 			return allow("%s → %s allowed by force", orUnknown(cur.Tag), push.Digest)

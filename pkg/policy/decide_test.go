@@ -184,3 +184,26 @@ func TestNeedsApproval(t *testing.T) {
 		}
 	}
 }
+
+// The undo policy (an undo compute-spec checked) goes down a version, or to
+// a digest without a tag, but never to the digest a container runs; and it
+// is no annotation a workload can set.
+func TestDecideUndo(t *testing.T) {
+	cur := Current{Tag: "1.3.0", Digest: "sha256:13"}
+	for _, tc := range []struct {
+		name string
+		push Pushed
+		want bool
+	}{
+		{"down a version", Pushed{Tag: "1.2.0", Digest: "sha256:12"}, true},
+		{"a digest alone", Pushed{Digest: "sha256:12"}, true},
+		{"the running digest", Pushed{Tag: "1.2.0", Digest: "sha256:13"}, false},
+	} {
+		if got := Decide(UndoPolicy(), cur, tc.push); got.Upgrade != tc.want {
+			t.Errorf("%s: %+v; want upgrade %v", tc.name, got, tc.want)
+		}
+	}
+	if p, err := Parse("undo"); err == nil {
+		t.Errorf("the annotation value undo parses as %+v", p)
+	}
+}

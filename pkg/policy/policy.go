@@ -31,7 +31,14 @@ const (
 	// Digest follows a moving tag ("latest"): it upgrades when the same tag
 	// is pushed with another digest.
 	Digest Kind = "digest"
+	// Undo is no annotation's: it is what compute-spec applies to an
+	// `inplace undo` it checked against its rollout record, going back to
+	// the images the pods ran before, older versions included.
+	Undo Kind = "undo"
 )
+
+// UndoPolicy is the policy of a checked undo.
+func UndoPolicy() Policy { return Policy{Kind: Undo, Raw: "inplace undo"} }
 
 // Policy is a parsed inplace.dev/policy value.
 type Policy struct {

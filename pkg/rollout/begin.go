@@ -25,6 +25,7 @@ func Begin(prev *Rollout, upgradeID string, w events.ObjectRef, push events.Imag
 		for repo, h := range prev.History {
 			r.History[repo] = h
 		}
+		r.LastMoved = lastMoved(prev)
 	}
 	if prev == nil || prev.Phase.Finished() {
 		return r

@@ -127,6 +127,10 @@ type Rollout struct {
 	// rollout went on (a refused push with no rollout in flight is a
 	// rollout of its own, phase Refused).
 	Refusal *Refusal `json:"refusal,omitempty"`
+	// LastMoved is the last rollout before this one that moved pods,
+	// carried from rollout to rollout: what `inplace undo` undoes while
+	// this one has moved none (refused, rejected, awaiting approval).
+	LastMoved *Moved `json:"lastMoved,omitempty"`
 }
 
 // Refusal is a push refused before planning.

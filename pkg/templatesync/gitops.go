@@ -99,10 +99,25 @@ func changes(prev, now map[string]string) string {
 	return strings.Join(parts, "; ")
 }
 
-// syncedMessage is the InPlaceTemplateSynced Event: a sentence, no Go syntax.
+// syncedMessage is the InPlaceTemplateSynced Event: a sentence, no Go
+// syntax. It names the command that goes back in place, for those who
+// would reach for kubectl rollout undo.
 func syncedMessage(r *rollout.Rollout, p *rollout.Sync) string {
-	return fmt.Sprintf("Synced the %s template to the images its pods run, without a rollout: %s (upgrade %s)",
-		r.Workload.Kind, changes(p.PreviousImages, p.Images), r.UpgradeID)
+	return fmt.Sprintf("Synced the %s template to the images its pods run, without a rollout: %s (%s); "+
+		"to go back in place, not by a rollout: %s", r.Workload.Kind, changes(p.PreviousImages, p.Images), upgrade(r), undoCommand(r.Workload))
+}
+
+// upgrade names the rollout: "upgrade u-2", or "upgrade u-2, the undo of u-1".
+func upgrade(r *rollout.Rollout) string {
+	if r.Push.Undo != "" {
+		return fmt.Sprintf("upgrade %s, the undo of %s", r.UpgradeID, r.Push.Undo)
+	}
+	return "upgrade " + r.UpgradeID
+}
+
+// undoCommand is `inplace undo deployment/web -n shop`.
+func undoCommand(w events.ObjectRef) string {
+	return fmt.Sprintf("inplace undo %s/%s -n %s", strings.ToLower(w.Kind), w.Name, w.Namespace)
 }
 
 // describe lists images by container: "app=registry/shop:1.1@sha256:…".

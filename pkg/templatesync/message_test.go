@@ -20,13 +20,29 @@ func TestSyncedMessageIsASentence(t *testing.T) {
 	got := syncedMessage(r, p)
 	want := `Synced the Deployment template to the images its pods run, without a rollout: ` +
 		`container app: image "reg/shop:1.0.0" → "reg/shop:1.1.0@sha256:abc"; ` +
-		`container proxy: image "reg/shop:1.0.0" → "reg/shop:1.1.0@sha256:abc" (upgrade u-1)`
-	if !strings.HasPrefix(got, want) {
-		t.Errorf("message:\n%s\nwant it to start with:\n%s", got, want)
+		`container proxy: image "reg/shop:1.0.0" → "reg/shop:1.1.0@sha256:abc" (upgrade u-1); ` +
+		`to go back in place, not by a rollout: inplace undo deployment/web -n shop`
+	if got != want {
+		t.Errorf("message:\n%s\nwant:\n%s", got, want)
 	}
 	for _, goSyntax := range []string{"map[", "[]", "{", "%!"} {
 		if strings.Contains(got, goSyntax) {
 			t.Errorf("message shows Go syntax %q: %s", goSyntax, got)
 		}
+	}
+}
+
+// Those who would reach for kubectl rollout undo find inplace undo named
+// in the Event; an undo's own sync says what it undid, in the Event and the
+// change-cause kubectl rollout history shows.
+func TestUndoIsNamed(t *testing.T) {
+	r := &rollout.Rollout{UpgradeID: "u-2", Workload: events.ObjectRef{Kind: "StatefulSet", Namespace: "shop", Name: "cart"},
+		Push: events.ImagePushedData{Undo: "u-1"}}
+	p := &rollout.Sync{PreviousImages: map[string]string{"app": "reg/shop:1.1.0@sha256:abc"}, Images: map[string]string{"app": "reg/shop:1.0.0@sha256:def"}}
+	if got, want := syncedMessage(r, p), "(upgrade u-2, the undo of u-1); to go back in place, not by a rollout: inplace undo statefulset/cart -n shop"; !strings.HasSuffix(got, want) {
+		t.Errorf("message:\n%s\nwant it to end with:\n%s", got, want)
+	}
+	if got, want := cause(r, p.Images), "inplace undo of u-1 (upgrade u-2): app=reg/shop:1.0.0@sha256:def in place, without a rollout"; got != want {
+		t.Errorf("change-cause %q; want %q", got, want)
 	}
 }

@@ -170,6 +170,9 @@ func finish[T any](ctx context.Context, s *Syncer, r *rollout.Rollout, p *rollou
 // cause is the change-cause recorded with the template: what `kubectl
 // rollout history` shows for the revision the sync makes.
 func cause(r *rollout.Rollout, images map[string]string) string {
+	if r.Push.Undo != "" {
+		return fmt.Sprintf("inplace undo of %s (upgrade %s): %s in place, without a rollout", r.Push.Undo, r.UpgradeID, describe(images))
+	}
 	return fmt.Sprintf("inplace upgrade %s: %s in place, without a rollout", r.UpgradeID, describe(images))
 }
 

@@ -74,7 +74,7 @@ func workloadRef(arg, namespace string) (events.ObjectRef, error) {
 }
 
 func runUpgrade(cmd *cobra.Command, f *upgradeFlags, arg string) error {
-	ctx, out := cmd.Context(), cmd.OutOrStdout()
+	ctx := cmd.Context()
 	ns, err := f.kube.workloadNamespace()
 	if err != nil {
 		return err
@@ -96,7 +96,7 @@ func runUpgrade(cmd *cobra.Command, f *upgradeFlags, arg string) error {
 			fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v; going on without a digest (the nodes pull the tag with their own credentials)\n", err)
 		}
 	}
-	if err := precheck(cmd, f, push); err != nil {
+	if err := precheck(cmd, f.kube, push); err != nil {
 		return err
 	}
 	c, s, err := f.nats.openStream(ctx)
@@ -104,6 +104,13 @@ func runUpgrade(cmd *cobra.Command, f *upgradeFlags, arg string) error {
 		return err
 	}
 	defer c.nc.Close()
+	return publish(cmd, s, ref, push, f.timeout)
+}
+
+// publish announces the manual push of one workload and follows its
+// rollout to the end.
+func publish(cmd *cobra.Command, s *history.Stream, ref events.ObjectRef, push events.ImagePushedData, timeout time.Duration) error {
+	ctx, out := cmd.Context(), cmd.OutOrStdout()
 	start := time.Now().Add(-time.Second)
 	id := events.DeriveID("manual/"+ref.String(), events.ImagePushed, push.Ref()+"/"+start.UTC().Format(time.RFC3339Nano))
 	e, err := events.New(id, events.ImagePushed, events.Source("cli"), push.Ref(), push)
@@ -118,12 +125,12 @@ func runUpgrade(cmd *cobra.Command, f *upgradeFlags, arg string) error {
 		return err
 	}
 	fmt.Fprintf(out, "upgrade %s: %s → %s\n", upgradeID, ref, push.Ref())
-	return follow(ctx, cmd, s, upgradeID, start, f.timeout)
+	return follow(ctx, cmd, s, upgradeID, start, timeout)
 }
 
 // precheck shows the plan and refuses a workload the push would leave alone.
-func precheck(cmd *cobra.Command, f *upgradeFlags, push events.ImagePushedData) error {
-	plans, err := dryRun(cmd, f.kube, push)
+func precheck(cmd *cobra.Command, k kubeFlags, push events.ImagePushedData) error {
+	plans, err := dryRun(cmd, k, push)
 	if err != nil {
 		return err
 	}
