@@ -251,10 +251,19 @@ func TestUpgradeRefusesAMissingTag(t *testing.T) {
 	if d, err := resolveDigest(t.Context(), reg.Host()+"/shop/web:1.1.0"); err != nil || !strings.HasPrefix(d, "sha256:") {
 		t.Fatalf("resolve an existing tag: %q %v", d, err)
 	}
+	// inplace undo checks the image it goes back to, tag@digest, the same way.
+	gone := reg.Host() + "/shop/web:1.0.0@sha256:" + strings.Repeat("0", 64)
+	if _, err := resolveDigest(t.Context(), gone); !errors.Is(err, errNoSuchImage) ||
+		!strings.Contains(err.Error(), "the registry "+reg.Host()+" has no manifest sha256:"+strings.Repeat("0", 64)+" of shop/web") {
+		t.Errorf("resolve a digest the registry does not have: %v", err)
+	}
 	for _, tc := range []struct{ image, want string }{
-		{reg.Host() + "/shop/web:9.9.9", "has no tag 9.9.9; it has 1.1.0, 1.0.0"},
+		{reg.Host() + "/shop/web:9.9.9", "the registry " + reg.Host() + " has no tag 9.9.9 of shop/web; it has 1.1.0, 1.0.0"},
 		{reg.Host() + "/shop/nothing:1.0.0", "has no repository shop/nothing"},
 	} {
+		if _, err := resolveDigest(t.Context(), tc.image); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("resolve %s: %v; want %q", tc.image, err, tc.want)
+		}
 		out, err := runRoot(t, "upgrade", "deployment/web", "-n", "shop", "--image", tc.image,
 			"--kubeconfig", "/nonexistent", "--nats-url", "nats://127.0.0.1:1")
 		if err == nil || !errors.Is(err, errNoSuchImage) || !strings.Contains(err.Error(), tc.want) ||

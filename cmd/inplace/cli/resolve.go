@@ -38,15 +38,19 @@ func resolveDigest(ctx context.Context, image string) (string, error) {
 	if !notFound(err) {
 		return "", fmt.Errorf("resolve %s: %w", image, err)
 	}
+	registry, repo := ref.Context().RegistryStr(), ref.Context().RepositoryStr()
+	what := "tag " + ref.Identifier()
+	if _, ok := ref.(name.Digest); ok {
+		what = "manifest " + ref.Identifier()
+	}
 	tags, lerr := remote.List(ref.Context(), opts...)
 	switch {
 	case lerr != nil && notFound(lerr):
-		return "", fmt.Errorf("%s: %w: the registry %s has no repository %s", image, errNoSuchImage,
-			ref.Context().RegistryStr(), ref.Context().RepositoryStr())
+		return "", fmt.Errorf("%s: %w: the registry %s has no repository %s", image, errNoSuchImage, registry, repo)
 	case lerr != nil || len(tags) == 0:
-		return "", fmt.Errorf("%s: %w: the registry has no tag %s", image, errNoSuchImage, ref.Identifier())
+		return "", fmt.Errorf("%s: %w: the registry %s has no %s of %s", image, errNoSuchImage, registry, what, repo)
 	}
-	return "", fmt.Errorf("%s: %w: the registry has no tag %s; it has %s", image, errNoSuchImage, ref.Identifier(), someTags(tags))
+	return "", fmt.Errorf("%s: %w: the registry %s has no %s of %s; it has %s", image, errNoSuchImage, registry, what, repo, someTags(tags))
 }
 
 // notFound: the registry answered 404 (a HEAD carries no error body).

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -80,6 +81,12 @@ func runUndo(cmd *cobra.Command, f *undoFlags, arg string) error {
 	push, last, err := undoPush(ref, r)
 	if err != nil {
 		return err
+	}
+	// The image must still be there: a rollout to it could only fail.
+	if _, err := resolveDigest(ctx, push.Ref()); errors.Is(err, errNoSuchImage) {
+		return fmt.Errorf("%s: the image its pods ran before %s is gone: %w; nothing was started", ref, last.UpgradeID, err)
+	} else if err != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v; going on (the nodes pull it with their own credentials)\n", err)
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "undo %s of %s: %s back from %s\n", last.UpgradeID, ref, last.Back.Ref(), last.Target)
 	if err := precheck(cmd, f.kube, push); err != nil {
