@@ -19,6 +19,7 @@ import (
 // options are the benchmark's flags; each has an INPLACE_BENCH_* variable.
 type options struct {
 	out            string
+	markdown       string
 	parts          map[string]bool
 	deployPods     int
 	stsPods        int
@@ -66,6 +67,7 @@ func parseOptions(args []string) (options, error) {
 		d = quickDefaults
 	}
 	out := fs.String("out", env("out", "bench.json"), "where to write the JSON report (env INPLACE_BENCH_OUT)")
+	md := fs.String("markdown", "", "print the report a run wrote to this JSON file as Markdown (the README's tables) and run nothing")
 	parts := fs.String("parts", env("parts", allParts), "what to run: "+allParts+" (env INPLACE_BENCH_PARTS)")
 	deploy := fs.String("deploy-pods", env("deploy-pods", d.deployPods), "pods of each Deployment scenario (env INPLACE_BENCH_DEPLOY_PODS)")
 	sts := fs.String("sts-pods", env("sts-pods", d.stsPods), "pods of the StatefulSet scenario (env INPLACE_BENCH_STS_PODS)")
@@ -76,7 +78,7 @@ func parseOptions(args []string) (options, error) {
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}
-	o := options{out: *out, parts: map[string]bool{}}
+	o := options{out: *out, markdown: *md, parts: map[string]bool{}}
 	for _, p := range strings.Split(*parts, ",") {
 		if p = strings.TrimSpace(p); p == "" {
 			continue
@@ -120,6 +122,13 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
+	}
+	if o.markdown != "" {
+		if err := markdownFrom(o.markdown, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

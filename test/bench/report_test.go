@@ -190,3 +190,33 @@ func TestDetail(t *testing.T) {
 		t.Errorf("detail = %q, want %q", got, want)
 	}
 }
+
+func TestMarkdown(t *testing.T) {
+	r := sample()
+	r.Throughput = append(r.Throughput, throughput{Replicas: 3, Pods: 1000, Unavailable: "not on main"})
+	r.Targets, r.Profiles, r.Command = r.targets(), []profile{realistic()}, "go run ./test/bench"
+	path := filepath.Join(t.TempDir(), "bench.json")
+	if err := r.write(path); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := markdownFrom(path, &out); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	for _, want := range []string{
+		"| deploy-cached | in place | 8 |  | 9.0 s | 0.75x | 3.0 | 4.0 |",
+		"| deploy-uncached | in place | 8 |  | failed |  |",
+		"| 3 replicas per function | 1000 | not available: not on main |",
+		"| 1 replica(s) per function | 1000 | 20.0 s | 50.0 | 6.0 | 1.0 |",
+		"| StatefulSet with a PVC per pod: in place vs the native rolling update (same max-unavailable) | ≤ 0.25x | 0.50x (20.0s / 40.0s) | **missed** |",
+		"| volume attach + mount (PVC) | 15s | kubernetes/kubernetes#62119",
+		"p50 40 ms, p99 250 ms",
+		// A list ends before the next table starts.
+		"- deploy-uncached, in place failed: rollout halted\n\n|",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the Markdown lacks %q:\n%s", want, s)
+		}
+	}
+}
