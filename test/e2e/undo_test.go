@@ -5,25 +5,30 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/imageref"
+	"github.com/inplace-dev/inplace/test/world"
 )
 
-// `inplace undo` after a rollout: the pods go back in place to the digest
-// they ran before it (same UIDs, one more restart each) through the whole
-// chain, the template follows back without a rollout (a Deployment keeps
-// its ReplicaSet and revision), and the Event that kubectl describe shows
+// `inplace undo` after a rollout, of each kind (Deployment, StatefulSet,
+// DaemonSet, a bare pod): the pods go back in place to the digest they ran
+// before it (same UIDs, one more restart each) through the whole chain,
+// the template follows back without a rollout (a Deployment keeps its
+// ReplicaSet and revision), and the Event that kubectl describe shows
 // after a sync names the command.
 func TestUndoCommand(t *testing.T) {
 	e := newEnv(t)
 	d10 := e.push("shop", "1.0.0")
 	old := e.ref("shop", "1.0.0")
-	kinds := []kinded{{"Deployment", "web", 3}, {"StatefulSet", "cart", 2}}
+	kinds := []kinded{{"Deployment", "web", 3}, {"StatefulSet", "cart", 2}, {"DaemonSet", "agent", int32(len(e.w.NodeNames()))}}
 	for _, k := range kinds {
 		e.create(k, old)
 	}
+	e.barePod("solo", old)
+	kinds = append(kinds, kinded{"Pod", "solo", 1})
 	d11 := e.push("shop", "1.1.0")
 	for _, k := range kinds {
 		e.waitEvent(events.RolloutCompleted, "/"+k.name, 3*time.Minute)
@@ -59,6 +64,9 @@ func TestUndoCommand(t *testing.T) {
 			case p.Image != old+"@"+d10:
 				t.Errorf("%s: pod %s runs %s; want %s@%s", ref, name, p.Image, old, d10)
 			}
+		}
+		if k.kind == "Pod" {
+			continue // no template
 		}
 		if got := e.templateImage(k.kind, k.name); imageref.DigestOf(got) != d10 || !strings.HasPrefix(got, old) {
 			t.Errorf("%s: template image %s; want %s@%s", ref, got, old, d10)
@@ -134,4 +142,19 @@ func (e *env) templateImage(kind, name string) string {
 		e.t.Fatal(err)
 	}
 	return d.Spec.Template.Spec.Containers[0].Image
+}
+
+// barePod makes a pod of its own (no owner) on image, opted in, and waits
+// until it is Ready.
+func (e *env) barePod(name, image string) {
+	e.t.Helper()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns, Labels: map[string]string{"app": name},
+		Annotations: map[string]string{"inplace.dev/policy": "semver:minor"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: image}}}}
+	if _, err := e.w.Client().CoreV1().Pods(e.ns).Create(e.t.Context(), pod, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := world.WaitPods(e.t.Context(), e.w.Client(), e.ns, "app="+name, 2*time.Minute, "Ready", world.AllReady(1)); err != nil {
+		e.t.Fatal(err)
+	}
 }
