@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/rollout"
@@ -15,18 +16,87 @@ import (
 const SyncDone = "done"
 
 // Syncer brings a workload's template to the images its pods now run,
-// without a rollout. It is called again and again (between calls the
-// handler returns settle.NotYet) until it reports done; it must be safe to
-// repeat after a crash at any point, resuming from the progress it returned
-// before (r.Sync), and must never leave the workload paused, partitioned or
-// switched.
+// without a rollout. It is called again and again until it reports done
+// (a step that waits for a controller returns settle.NotYet); it must be
+// safe to repeat after a crash at any point, resuming from the progress it
+// returned before (r.Sync), and must never leave the workload paused,
+// partitioned or switched.
 type Syncer interface {
 	Sync(ctx context.Context, r *rollout.Rollout) (progress rollout.Sync, done bool, err error)
 }
 
-// syncTemplate runs one step of the template sync and records its progress
-// in the rollout state; when done the rollout is Completed.
+// changeWatcher wakes a waiter at a workload's next change (kube.Cache).
+type changeWatcher interface {
+	Changed(ref events.ObjectRef) (<-chan struct{}, func())
+}
+
+// maxSyncWait bounds how long one delivery waits for a controller to move
+// during a template sync before it hands the wait to the bus (NotYet);
+// syncSteps bounds the steps one delivery takes.
+const (
+	maxSyncWait = 5 * time.Second
+	syncSteps   = 16
+)
+
+// syncTemplate runs the template sync's steps back to back, recording each
+// in the rollout state. A step that waits for a controller (a Deployment's
+// status, a StatefulSet's revision) waits for the workload's next change in
+// the informer cache, then the sync reads again: driven by the watch, no
+// fixed delay between steps. When done the rollout is Completed.
 func (f *Function) syncTemplate(ctx context.Context, r *rollout.Rollout) (*rollout.Rollout, error) {
+	watcher, _ := f.d.Cache.(changeWatcher)
+	for range syncSteps {
+		var woken <-chan struct{}
+		stop := func() {}
+		if watcher != nil {
+			woken, stop = watcher.Changed(r.Workload) // before reading: no change is missed
+		}
+		next, err := f.syncStep(ctx, r)
+		switch {
+		case err == nil && next.Phase == rollout.Completed:
+			stop()
+			return next, nil
+		case err == nil:
+			r = next // the step is recorded: the next one at once
+		case errors.Is(err, errSyncMoved):
+			stop()
+			return nil, settle.NotYet(stallRecheck, "template sync of %s: moved on meanwhile", r.Workload)
+		case woken == nil || !waitChange(ctx, woken, err):
+			stop()
+			return nil, err
+		}
+		stop()
+	}
+	return nil, settle.NotYet(time.Second, "template sync of %s: %s after %d steps", r.Workload, step(r.Sync), syncSteps)
+}
+
+// waitChange waits for woken when err is a "not yet", within maxSyncWait
+// and half of what is left of ctx's deadline; false when it did not come.
+func waitChange(ctx context.Context, woken <-chan struct{}, err error) bool {
+	if kind, _ := settle.Classify(err); kind != settle.Later {
+		return false
+	}
+	budget := maxSyncWait
+	if dl, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(dl)/2)
+	}
+	if budget <= 0 {
+		return false
+	}
+	t := time.NewTimer(budget)
+	defer t.Stop()
+	select {
+	case <-woken:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+// syncStep runs one step of the template sync and records its progress in
+// the rollout state; when done the rollout is Completed.
+func (f *Function) syncStep(ctx context.Context, r *rollout.Rollout) (*rollout.Rollout, error) {
 	progress, done := rollout.Sync{Step: SyncDone, Result: events.TemplateNone, Note: "template sync is off"}, true
 	if f.d.Syncer != nil {
 		var err error
@@ -52,14 +122,8 @@ func (f *Function) syncTemplate(ctx context.Context, r *rollout.Rollout) (*rollo
 		out = cur
 		return json.Marshal(cur)
 	})
-	if errors.Is(err, errSyncMoved) {
-		return nil, settle.NotYet(stallRecheck, "template sync of %s: moved on meanwhile", r.Workload)
-	}
 	if err != nil {
 		return nil, err
-	}
-	if !done {
-		return nil, settle.NotYet(stallRecheck, "template sync of %s: %s", r.Workload, progress.Step)
 	}
 	return out, nil
 }

@@ -39,6 +39,7 @@ type Cache struct {
 
 	readerOnce sync.Once
 	reader     *Cached
+	changes    changes
 }
 
 // WithNodes adds an informer on nodes; call it before Start.
@@ -62,6 +63,10 @@ func NewCache(client kubernetes.Interface, resync time.Duration) (*Cache, error)
 	c.Deployments = f.Apps().V1().Deployments().Lister()
 	c.StatefulSets = f.Apps().V1().StatefulSets().Lister()
 	c.DaemonSets = f.Apps().V1().DaemonSets().Lister()
+	if err := c.watchChanges(c.replicaSets, f.Apps().V1().Deployments().Informer(),
+		f.Apps().V1().StatefulSets().Informer(), f.Apps().V1().DaemonSets().Informer()); err != nil {
+		return nil, fmt.Errorf("workload change handlers: %w", err)
+	}
 	return c, nil
 }
 

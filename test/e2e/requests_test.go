@@ -117,10 +117,12 @@ func TestRequestsPerUpgradedPod(t *testing.T) {
 			t.Errorf("%d %q requests; want none: the process reads its cache", counts[key], key)
 		}
 	}
-	// Template sync reads the Deployment and its ReplicaSets live, once
-	// per step of the rollout's end: a handful, whatever the pod count.
+	// Template sync reads the Deployment and its ReplicaSets live (their
+	// fresh status is what its steps wait on, woken by the watch): once
+	// per step and per status the controller writes meanwhile, whatever
+	// the pod count (before the caches: 3 GETs of each per pod).
 	for _, key := range []string{"LIST pods", "GET replicasets", "GET deployments", "LIST replicasets"} {
-		if counts[key] > 4 {
+		if counts[key] > 12 {
 			t.Errorf("%d %q requests for %d pods; want a few per rollout, none per pod", counts[key], key, n)
 		}
 	}
