@@ -15,6 +15,7 @@ import (
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/imageref"
+	"github.com/inplace-dev/inplace/pkg/rollout"
 	"github.com/inplace-dev/inplace/pkg/settle"
 	"github.com/inplace-dev/inplace/test/world"
 )
@@ -131,5 +132,28 @@ func TestUndoGoesBackToTheRecordedImages(t *testing.T) {
 	h := e.state("Deployment", "web").History[e.w.Registry.Host()+"/"+e.ns+"/web"]
 	if h.Digest != d12 || !slices.Contains(h.Left, d13) {
 		t.Errorf("history after the undo: %+v; want %s rolled out, %s left", h, d12, d13)
+	}
+}
+
+// An undo does not wait for an approver (inplace.dev/approval: all): it
+// only goes back to what an approved rollout moved the pods from, as the
+// record has it.
+func TestUndoNeedsNoApproval(t *testing.T) {
+	e := newEnv(t)
+	web14, d14 := e.image("web", "1.4.0")
+	web15, d15 := e.image("web", "1.5.0")
+	ref := events.ObjectRef{Kind: "Deployment", Namespace: e.ns, Name: "web"}
+	e.create(spec{name: "web", replicas: 1, containers: []corev1.Container{container("app", web14)},
+		annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/approval": "all"}})
+	if got := plans(t, e.handle(e.pushed("push-15", "web", "1.5.0", d15))); len(got) != 0 {
+		t.Fatalf("a push under approval: all planned %d pods before an approval", len(got))
+	}
+	up := e.state("Deployment", "web").UpgradeID
+	e.finish(e.handle(e.decision(events.UpgradeApproved, "approve-1", up, ref)))
+	e.moveTo(ref, web15+"@"+d15, d15)
+
+	got := plans(t, e.handle(e.undo("undo-1", ref, "1.4.0", d14, up)))
+	if r := e.state("Deployment", "web"); len(got) != 1 || r.Phase != rollout.Running {
+		t.Errorf("the undo planned %d pods, phase %s; want 1 at once, Running", len(got), r.Phase)
 	}
 }
