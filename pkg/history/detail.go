@@ -64,6 +64,12 @@ func pushedDetail(d events.ImagePushedData) string {
 	if d.Target != nil {
 		s += " for " + d.Target.String()
 	}
+	switch {
+	case d.Undo != "":
+		s += ", undoing " + d.Undo
+	case d.AllowOlder:
+		s += ", allowed to go back"
+	}
 	return s
 }
 

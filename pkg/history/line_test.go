@@ -61,3 +61,16 @@ func TestLineInLocation(t *testing.T) {
 		t.Errorf("line not in the given zone: %s", got)
 	}
 }
+
+// A manual push says what it is: an undo names the upgrade it undoes.
+func TestPushedDetailSaysUndo(t *testing.T) {
+	w := events.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web"}
+	d := events.ImagePushedData{Registry: "r", Repository: "shop/web", Tag: "1.2.0", Origin: "manual", Target: &w, AllowOlder: true}
+	if got, want := pushedDetail(d), "r/shop/web:1.2.0 (manual) for Deployment/shop/web, allowed to go back"; got != want {
+		t.Errorf("got %q; want %q", got, want)
+	}
+	d.Undo = "u-1"
+	if got, want := pushedDetail(d), "r/shop/web:1.2.0 (manual) for Deployment/shop/web, undoing u-1"; got != want {
+		t.Errorf("got %q; want %q", got, want)
+	}
+}

@@ -48,7 +48,7 @@ func TestUndoCommand(t *testing.T) {
 			t.Fatalf("undo %s: %v\n%s", ref, err, out)
 		}
 		t.Logf("$ inplace undo %s\n%s", ref, out)
-		for _, want := range []string{"undo u-", old + "@" + d10, "upgrade.planned", "upgrade.succeeded", "rollout.completed"} {
+		for _, want := range []string{"undo u-", old + "@" + d10, "undoing u-", "upgrade.planned", "upgrade.succeeded", "rollout.completed"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("undo %s: output lacks %q:\n%s", ref, want, out)
 			}
