@@ -9,7 +9,10 @@
 // It never takes a workload backwards, whatever its policy: a push of a
 // digest the workload left, or pushed before the one it last rolled out
 // (rollout.History), is refused with a Warning Event and dead-lettered with
-// the reason, unless a manual upgrade says AllowOlder. A replayed push or
+// the reason, unless a manual upgrade says AllowOlder. An undo (inplace
+// undo: a manual push naming the upgrade it undoes) is checked against the
+// record, rollout.Undoable, and then planned in every wave under the undo
+// policy, down a version if that is what the pods ran. A replayed push or
 // resume starts nothing unless the replay asks to (inplace replay
 // --start-rollouts).
 //
