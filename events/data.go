@@ -114,6 +114,9 @@ type Plan struct {
 	// (a key, or a certificate's identity and issuer), when the workload
 	// requires a signature.
 	Signer string `json:"signer,omitempty"`
+	// Restart is set when the plan restarts containers on the bytes they
+	// run (a container.restart.requested) rather than upgrading them.
+	Restart *RestartPlan `json:"restart,omitempty"`
 }
 
 // Validate implements Validator.

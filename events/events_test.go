@@ -65,6 +65,10 @@ func decodeLike(t *testing.T, e cloudevents.Event, want any) any {
 		got, err = As[PodUpdatedData](e)
 	case ContainerRestartedData:
 		got, err = As[ContainerRestartedData](e)
+	case RestartRequestData:
+		got, err = As[RestartRequestData](e)
+	case RestartResultData:
+		got, err = As[RestartResultData](e)
 	case OutcomeData:
 		got, err = As[OutcomeData](e)
 	case RolloutData:

@@ -49,6 +49,10 @@ func Check(e cloudevents.Event) error {
 		_, err = As[ApprovalData](e)
 	case UpgradeApproved, UpgradeRejected:
 		_, err = As[DecisionData](e)
+	case ContainerRestartRequested:
+		_, err = As[RestartRequestData](e)
+	case ContainerRestartSucceeded, ContainerRestartFailed:
+		_, err = As[RestartResultData](e)
 	default:
 		return permanent(e.Type(), fieldErr("type", "not an event type inplace accepts"))
 	}

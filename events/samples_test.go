@@ -58,5 +58,12 @@ func samples() map[string]any {
 			Why: "2.0.0 is a new major (from 1.4.0)", RequestedAt: at, ExpiresAt: at.Add(24 * time.Hour), Reason: "ApprovalExpired"},
 		UpgradeApproved: DecisionData{UpgradeID: "u-7f3a", Workload: workload, By: "alice", Reason: "release 2 is go"},
 		UpgradeRejected: DecisionData{UpgradeID: "u-7f3a", Workload: workload, By: "bob"},
+		ContainerRestartRequested: RestartRequestData{Target: workload, Containers: []string{"app", "sidecar"},
+			Strategy: RestartStrategy{FailurePolicy: FailurePolicyFail, OrderedRecreate: true, UnreadyGracePeriodSeconds: 5,
+				MinStartedSeconds: 10, ActiveDeadlineSeconds: 300, TTLSecondsAfterFinished: 3600}, Reason: "config changed"},
+		ContainerRestartSucceeded: RestartResultData{RequestID: "r-7f3a", Target: workload, Containers: []string{"app"},
+			Counts: Counts{Pods: 3, Succeeded: 3}},
+		ContainerRestartFailed: RestartResultData{RequestID: "r-7f3a", Target: workload, Containers: []string{"app"},
+			Counts: Counts{Pods: 3, Succeeded: 1, Failed: 1}, Reason: "CrashLoopBackOff", Message: "shop/web-1: back-off"},
 	}
 }

@@ -37,6 +37,7 @@ var Types = []string{
 	ContainerRestarted, UpgradeSucceeded, UpgradeFailed, UpgradeRolledBack,
 	RolloutCompleted, RolloutHalted, RolloutResumed,
 	UpgradeApprovalRequested, UpgradeApproved, UpgradeRejected, UpgradeApprovalExpired,
+	ContainerRestartRequested, ContainerRestartSucceeded, ContainerRestartFailed,
 }
 
 // Foreign event types accepted as input and adapted onto the project's own.

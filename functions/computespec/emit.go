@@ -93,6 +93,9 @@ func (f *Function) plannedEvent(in cloudevents.Event, r *rollout.Rollout, p *rol
 		PlannedAt:       r.UpdatedAt,
 		Signer:          r.Signer,
 	}
+	if r.Restart != nil {
+		plan.Restart = r.Restart.Plan()
+	}
 	id := events.DeriveID(plan.UpgradeID+"/"+p.UID, events.UpgradePlanned, "")
 	e, err := events.Follow(in, id, events.UpgradePlanned, events.Source(Name), plan.Pod.String(), plan)
 	if err != nil {
@@ -135,6 +138,13 @@ func (f *Function) endEvents(in cloudevents.Event, r *rollout.Rollout, typ strin
 	}
 	e.SetExtension(events.ExtUpgradeID, r.UpgradeID)
 	outs := []cloudevents.Event{e}
+	if r.Restart != nil {
+		res, err := restartResult(in, r, typ == events.RolloutHalted)
+		if err != nil {
+			return nil, err
+		}
+		return append(outs, res), nil
+	}
 	if !f.d.Defaults.Load().EmitCDEvents {
 		return outs, nil
 	}

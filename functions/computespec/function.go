@@ -81,7 +81,8 @@ func (f *Function) Name() string { return Name }
 // Types implements runner.Function.
 func (f *Function) Types() []string {
 	return []string{events.ImagePushed, events.UpgradeSucceeded, events.UpgradeFailed,
-		events.UpgradeRolledBack, events.RolloutResumed, events.UpgradeApproved, events.UpgradeRejected}
+		events.UpgradeRolledBack, events.RolloutResumed, events.UpgradeApproved, events.UpgradeRejected,
+		events.ContainerRestartRequested}
 }
 
 // Handle implements runner.Function.
@@ -95,6 +96,8 @@ func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudeven
 		return f.onResume(ctx, e)
 	case events.UpgradeApproved, events.UpgradeRejected:
 		return f.onDecision(ctx, e)
+	case events.ContainerRestartRequested:
+		return f.onRestart(ctx, e)
 	}
 	return nil, settle.Permanentf("compute-spec: event type %s is not one it takes", e.Type())
 }

@@ -66,8 +66,9 @@ func (f *Function) transition(ctx context.Context, in cloudevents.Event, ref eve
 		r = prev
 		change(r)
 		paused := t.Skip != ""
-		planned = rollout.Plan(r, cands, in.ID(), paused, f.d.Now())
+		planned = rollout.Plan(r, rollout.StepCandidates(r, cands), in.ID(), paused, f.d.Now())
 		rollout.Settle(r, in.ID(), f.d.Now())
+		planned = append(planned, rollout.SettleRestart(r, cands, in.ID(), f.d.Now())...)
 		return json.Marshal(r)
 	})
 	if err != nil {
@@ -104,6 +105,9 @@ func (f *Function) observe(ctx context.Context, ref events.ObjectRef, raw []byte
 		if err := f.allow(ctx, pods); err != nil {
 			return t, nil, "", err
 		}
+	}
+	if cur.Restart != nil {
+		return t, restartCandidates(ref.Kind, pods, cur.Restart.Containers), cur.UpgradeID, nil
 	}
 	return t, candidates(ref.Kind, pods, cur.Push, t.Options.Policy), cur.UpgradeID, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -73,6 +74,9 @@ type Deps struct {
 	// service; default 250ms. DrainTimeout bounds that wait (from the gate
 	// going False); past it the upgrade is refused; default 60s.
 	Drain, DrainTimeout time.Duration
+	// Restarts counts the containers restarted on purpose (restart
+	// requests), by namespace, pod and container; nil counts none.
+	Restarts *prometheus.CounterVec
 }
 
 // Function is the patch-pod function.
@@ -208,9 +212,13 @@ func (s *step) send(ctx context.Context, pod *corev1.Pod, patch []byte, now time
 		return nil, fmt.Errorf("patch pod %s: %w", s.plan.Pod, err)
 	}
 	s.f.d.Reader.Wrote(out)
-	for _, c := range s.plan.Containers {
-		s.f.d.Recorder.Eventf(out, corev1.EventTypeNormal, EventUpgrade, "Upgrading container %s in place to image %q (upgrade %s)",
-			c.Name, c.ToImage, s.plan.UpgradeID)
+	if s.plan.Restart != nil {
+		s.restarting(out)
+	} else {
+		for _, c := range s.plan.Containers {
+			s.f.d.Recorder.Eventf(out, corev1.EventTypeNormal, EventUpgrade, "Upgrading container %s in place to image %q (upgrade %s)",
+				c.Name, c.ToImage, s.plan.UpgradeID)
+		}
 	}
 	s.f.d.Log.Info("pod patched", "pod", s.plan.Pod.String(), "upgrade", s.plan.UpgradeID, "resourceVersion", out.ResourceVersion)
 	return s.patched(out.ResourceVersion, now)

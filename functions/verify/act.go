@@ -89,6 +89,13 @@ func (s *step) finish(ctx context.Context, plan events.Plan, st *inplace.State, 
 	}
 	next := *st
 	next.Phase, next.Reason, next.Message = phase, d.reason, d.message
+	if st.Restart != nil {
+		s.restartEvent(pod, plan, st, phase, d)
+		if phase == inplace.PhaseSucceeded {
+			return s.outcome(plan, &next, pod, events.UpgradeSucceeded, events.OutcomeSucceeded, d.reason, d.message)
+		}
+		return s.outcome(plan, &next, pod, events.UpgradeFailed, events.OutcomeFailed, d.reason, d.message)
+	}
 	switch phase {
 	case inplace.PhaseSucceeded:
 		s.f.d.Recorder.Eventf(pod, corev1.EventTypeNormal, EventUpgrade, "Upgraded in place to image %q", plan.Target)

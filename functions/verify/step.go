@@ -68,6 +68,9 @@ func (s *step) attempt(ctx context.Context) ([]cloudevents.Event, error) {
 		r = inplace.RollbackProgress(pod, st)
 	}
 	d := decide(pod, st, r, s.f.d.Clock.Now(), s.f.limits(plan))
+	if st.Restart != nil {
+		d = restartDecision(d)
+	}
 	return s.act(ctx, plan, st, pod, r, d)
 }
 

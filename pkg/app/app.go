@@ -40,6 +40,8 @@ type App struct {
 	// Background are loops to run beside the functions until the context
 	// ends: the pod watcher, the pre-pull sweep.
 	Background []func(ctx context.Context)
+	// registry takes the functions' own metrics (planned restarts); nil: none.
+	registry prometheus.Registerer
 }
 
 // Build assembles what p asks for on the bus links l (each function on
@@ -63,6 +65,7 @@ func Build(ctx context.Context, p *config.Process, l *links, reg prometheus.Regi
 		return nil, err
 	}
 	a.KV = kv
+	a.registry = reg
 	if err := a.buildFunctions(ctx, p, l, log); err != nil {
 		return nil, err
 	}

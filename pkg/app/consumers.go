@@ -10,7 +10,8 @@ import (
 // published before the process that handles it starts is never missed.
 var Consumers = []bus.ConsumerSpec{
 	{Name: "compute-spec", Types: []string{events.ImagePushed, events.UpgradeSucceeded, events.UpgradeFailed,
-		events.UpgradeRolledBack, events.RolloutResumed, events.UpgradeApproved, events.UpgradeRejected}},
+		events.UpgradeRolledBack, events.RolloutResumed, events.UpgradeApproved, events.UpgradeRejected,
+		events.ContainerRestartRequested}},
 	{Name: "pre-pull", Types: []string{events.UpgradePlanned}},
 	{Name: "patch-pod", Types: []string{events.ImagePrepulled}},
 	{Name: "verify", Types: []string{events.PodPatched, events.PodUpdated, events.ContainerRestarted}},

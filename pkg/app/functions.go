@@ -10,6 +10,7 @@ import (
 	"time"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"k8s.io/client-go/kubernetes"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/guard"
 	"github.com/inplace-dev/inplace/pkg/kube"
+	"github.com/inplace-dev/inplace/pkg/metrics"
 	"github.com/inplace-dev/inplace/pkg/poll"
 	"github.com/inplace-dev/inplace/pkg/runner"
 	"github.com/inplace-dev/inplace/pkg/signature"
@@ -58,6 +60,9 @@ type FunctionDeps struct {
 	// bus, every WatchdogPeriod; without it no watchdog runs (dry runs).
 	Publish        func(ctx context.Context, e cloudevents.Event) error
 	WatchdogPeriod time.Duration
+	// Registry takes the functions' own metrics (patch-pod's planned
+	// restarts); nil registers none.
+	Registry prometheus.Registerer
 }
 
 // Functions makes the named functions of the chain, and the loops they
@@ -98,8 +103,12 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 		return g
 	}
 	if slices.Contains(names, patchpod.Name) {
-		fns = append(fns, patchpod.New(patchpod.Deps{Client: d.Kube, Reader: d.Reader, Guard: records(patchpod.Name), Recorder: recorder(patchpod.Name),
-			Log: d.Log.With("function", patchpod.Name)}))
+		pd := patchpod.Deps{Client: d.Kube, Reader: d.Reader, Guard: records(patchpod.Name), Recorder: recorder(patchpod.Name),
+			Log: d.Log.With("function", patchpod.Name)}
+		if d.Registry != nil {
+			pd.Restarts = metrics.NewPlannedRestarts(d.Registry)
+		}
+		fns = append(fns, patchpod.New(pd))
 	}
 	if slices.Contains(names, verify.Name) {
 		fns = append(fns, verify.New(verify.Deps{Client: d.Kube, Reader: d.Reader, Guard: records(verify.Name), Config: d.Defaults, Recorder: recorder(verify.Name),
@@ -111,7 +120,7 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 // buildFunctions makes the functions p names, and the pod watcher.
 func (a *App) buildFunctions(ctx context.Context, p *config.Process, l *links, log *slog.Logger) error {
 	d := FunctionDeps{Kube: a.Kube, EventsClient: a.Events, Reader: a.Reader, Cache: a.Cache, Store: a.KV, Defaults: a.Defaults, Events: true, Log: log,
-		WatchdogPeriod: p.WatchdogPeriod, Records: map[string]guard.Records{},
+		WatchdogPeriod: p.WatchdogPeriod, Records: map[string]guard.Records{}, Registry: a.registry,
 		OptIn: &kube.OptedIn{Client: a.Kube, Namespace: p.Namespace, Log: log}}
 	if l != nil { // each function reads the rollout records, and publishes, as itself
 		d.Publish = l.bus(computespec.Name).Publish

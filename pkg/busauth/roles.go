@@ -54,7 +54,8 @@ func Roles() []Role {
 			events.UpgradePlanned, events.RolloutCompleted, events.RolloutHalted,
 			events.PodPatched, // the watchdog's reminder to verify
 			events.CDServiceUpgraded, events.CDServiceRolledBack,
-			events.UpgradeApprovalRequested, events.UpgradeApprovalExpired}},
+			events.UpgradeApprovalRequested, events.UpgradeApprovalExpired,
+			events.ContainerRestartSucceeded, events.ContainerRestartFailed}},
 		{Name: PrePull, Consumer: true, Publishes: []string{events.ImagePrepulled, events.UpgradeFailed}},
 		{Name: PatchPod, Consumer: true, Rollouts: Read, Publishes: []string{
 			events.PodPatched, events.UpgradeFailed, events.UpgradeSucceeded}},

@@ -47,6 +47,15 @@ func (g *Guard) Plan(ctx context.Context, pod *corev1.Pod, plan events.Plan) err
 	if r := matchPlan(c.record, c.pod, plan); r != nil {
 		return r
 	}
+	if (plan.Restart != nil) != (c.record.Restart != nil) {
+		return forged(ReasonNotThePlan, "the plan and the rollout record of %s disagree on whether it is a restart", c.owner.Ref)
+	}
+	if plan.Restart != nil {
+		if r := allowedRestart(c.owner, pod, plan.Containers); r != nil {
+			return r
+		}
+		return nil
+	}
 	if r := allowed(c.owner, pod, plan.Containers, undoing(c)); r != nil {
 		return r
 	}

@@ -38,6 +38,9 @@ type Summary struct {
 	Message        string    `json:"message,omitempty"`
 	StartedAt      time.Time `json:"startedAt"`
 	UpdatedAt      time.Time `json:"updatedAt"`
+	// ExpiresAt is when a finished restart request leaves the default
+	// listing (its ttlSecondsAfterFinished).
+	ExpiresAt time.Time `json:"expiresAt,omitzero"`
 }
 
 // Done is how many pods run the target: upgraded, or needing nothing.
@@ -49,6 +52,12 @@ func Summarize(r rollout.Rollout) Summary {
 		Workload: r.Workload.String(), UpgradeID: r.UpgradeID, Phase: r.Phase, Target: r.Target(),
 		Wave: r.Wave, Pods: len(r.Pods) + len(r.Gone), Reason: r.Reason, Message: r.Message,
 		StartedAt: r.StartedAt, UpdatedAt: r.UpdatedAt,
+	}
+	if x := r.Restart; x != nil {
+		s.UpgradeID = x.RequestID
+		if x.Strategy.TTLSecondsAfterFinished > 0 && !x.FinishedAt.IsZero() {
+			s.ExpiresAt = x.FinishedAt.Add(time.Duration(x.Strategy.TTLSecondsAfterFinished) * time.Second)
+		}
 	}
 	if a := r.Approval; a != nil && r.Phase == rollout.AwaitingApproval {
 		s.Reason, s.Message = "ApprovalRequired", fmt.Sprintf("%s; until %s: inplace approve %s (or reject)",
@@ -93,6 +102,9 @@ func Summarize(r rollout.Rollout) Summary {
 func SelectStatus(in []Summary, all bool, recent time.Duration, now time.Time) []Summary {
 	var out []Summary
 	for _, s := range in {
+		if !all && !s.ExpiresAt.IsZero() && now.After(s.ExpiresAt) {
+			continue // a restart request past its ttlSecondsAfterFinished
+		}
 		if all || !s.Phase.Finished() || now.Sub(s.UpdatedAt) <= recent {
 			out = append(out, s)
 		}

@@ -133,3 +133,27 @@ func TestWriteStatus(t *testing.T) {
 	}
 	golden(t, "status_want.txt", b.String())
 }
+
+// A finished restart request leaves the default listing after its
+// ttlSecondsAfterFinished, and shows its request id and target.
+func TestRestartStatusTTL(t *testing.T) {
+	now := t0.Add(time.Hour)
+	r := rollout.Rollout{UpgradeID: "r-1-2", Workload: events.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web"},
+		Phase: rollout.Completed, UpdatedAt: now.Add(-2 * time.Minute),
+		Restart: &rollout.Restart{RequestID: "r-1", Containers: []string{"app"}, FinishedAt: now.Add(-2 * time.Minute),
+			Strategy: events.RestartStrategy{TTLSecondsAfterFinished: 60}}}
+	s := Summarize(r)
+	if s.UpgradeID != "r-1" || s.Target != "restart app" {
+		t.Errorf("summary %s %q; want r-1, restart app", s.UpgradeID, s.Target)
+	}
+	if got := SelectStatus([]Summary{s}, false, time.Hour, now); len(got) != 0 {
+		t.Errorf("listed past its TTL: %+v", got)
+	}
+	if got := SelectStatus([]Summary{s}, true, time.Hour, now); len(got) != 1 {
+		t.Errorf("--all: %d rows; want 1", len(got))
+	}
+	r.Restart.Strategy.TTLSecondsAfterFinished = 600
+	if got := SelectStatus([]Summary{Summarize(r)}, false, time.Hour, now); len(got) != 1 {
+		t.Errorf("within its TTL: %d rows; want 1", len(got))
+	}
+}

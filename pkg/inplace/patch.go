@@ -50,6 +50,7 @@ func Patch(pod *corev1.Pod, plan events.Plan, now time.Time) ([]byte, error) {
 		return nil, fmt.Errorf("patch pod %s: already runs the planned images: %w", plan.Pod, ErrAlreadyApplied)
 	}
 	ops = append(ops, setKeyOps("", "/metadata/annotations", pod.Annotations, StateAnnotation, st.Encode())...)
+	ops = append(ops, restartOps(st, now)...)
 	return marshal(ops)
 }
 
@@ -91,5 +92,5 @@ func newState(plan events.Plan, now time.Time) State {
 	return State{UpgradeID: plan.UpgradeID, Target: plan.Target, Phase: PhasePatched, PatchedAt: now.UTC(),
 		Owner: plan.Owner, Wave: plan.Wave, GraceSeconds: plan.GraceSeconds, VerifySeconds: plan.VerifySeconds,
 		MinReadySeconds: plan.MinReadySeconds,
-		Prepull:         plan.Prepull, ReadinessGate: plan.ReadinessGate, PlannedAt: plan.PlannedAt}
+		Prepull:         plan.Prepull, ReadinessGate: plan.ReadinessGate, PlannedAt: plan.PlannedAt, Restart: plan.Restart}
 }

@@ -27,6 +27,7 @@ func PlanFromState(pod *corev1.Pod, st *State) events.Plan {
 		VerifySeconds:   st.VerifySeconds,
 		MinReadySeconds: st.MinReadySeconds,
 		PlannedAt:       st.PlannedAt,
+		Restart:         st.Restart,
 	}
 	for _, c := range st.Containers {
 		p.Containers = append(p.Containers, events.ContainerPlan{

@@ -53,6 +53,9 @@ type State struct {
 	Prepull         bool             `json:"prepull,omitempty"`
 	ReadinessGate   bool             `json:"readinessGate,omitempty"`
 	PlannedAt       time.Time        `json:"plannedAt,omitzero"`
+	// Restart is set when the change restarts containers on the bytes they
+	// run (a restart request): no rollback, the image string is not judged.
+	Restart *events.RestartPlan `json:"restart,omitempty"`
 }
 
 // ContainerState is one changed container, as it was before the patch.

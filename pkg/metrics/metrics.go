@@ -38,3 +38,17 @@ func New(reg prometheus.Registerer) *Metrics {
 	reg.MustRegister(m.Received, m.Published, m.Settled, m.Duration)
 	return m
 }
+
+// NewPlannedRestarts is the counter of containers inplace restarted on
+// purpose (a restart request, a config change), by namespace and
+// container, registered on reg: subtract it from the kubelet's restart
+// counts (kube_pod_container_status_restarts_total) so restart alerts fire
+// on crashes only. Each pod also carries inplace.dev/restarted-at.
+func NewPlannedRestarts(reg prometheus.Registerer) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "inplace", Name: "planned_restarts_total",
+		Help: "Containers restarted in place on purpose (restart requests, config changes), not crashes.",
+	}, []string{"namespace", "pod", "container"})
+	reg.MustRegister(c)
+	return c
+}

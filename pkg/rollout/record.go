@@ -39,6 +39,9 @@ func Record(r *Rollout, typ string, o events.OutcomeData, inputID string, now ti
 	default:
 		p.State = Failed
 	}
+	if r.Restart != nil && r.Restart.Strategy.Ignore() {
+		return // failurePolicy Ignore: the request goes on with the other pods
+	}
 	if r.Phase == Running {
 		r.Phase, r.HaltedBy = Halted, inputID
 		r.Reason = "Upgrade" + string(p.State)
@@ -72,7 +75,7 @@ func (r *Rollout) leave(p *Pod) {
 // nothing at all (then there is nothing to roll out). inputID is recorded so
 // a redelivery re-emits the same completion.
 func Settle(r *Rollout, inputID string, now time.Time) (settledNow bool) {
-	if r.Phase != Running {
+	if r.Phase != Running || r.Restart != nil {
 		return false
 	}
 	for _, p := range r.Pods {

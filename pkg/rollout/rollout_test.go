@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -338,5 +339,25 @@ func TestPodDeletedInFlightIsCountedAndTheRolloutGoesOn(t *testing.T) {
 	}
 	if c := r.Counts(); c.Succeeded != 3 || c.Deleted != 2 || c.Pods != 5 {
 		t.Errorf("final counts %+v; want 3 succeeded (web-09 and the replacement among them) and 2 deleted", c)
+	}
+}
+
+// A restart moves no pod to other bytes: inplace undo looks past it, to
+// the upgrade before.
+func TestRestartIsNotUndone(t *testing.T) {
+	now := time.Date(2026, 11, 23, 4, 0, 0, 0, time.UTC)
+	w := events.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web"}
+	up := &Rollout{UpgradeID: "u-1", Workload: w, Phase: Completed, Pods: map[string]*Pod{
+		"web-0": {Name: "web-0", UID: "a", State: Succeeded, UpgradeID: "u-1", Containers: []events.ContainerPlan{{
+			Name: "app", FromImage: "r/shop:1.0", FromImageID: "r/shop@sha256:" + strings.Repeat("1", 64), ToImage: "r/shop:1.1"}}}}}
+	r, err := BeginRestart(up, "r-1", w, events.RestartRequestData{Target: w, Containers: []string{"app"}}, Options{Budget: 1}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Pods["web-0"] = &Pod{Name: "web-0", UID: "a", State: Succeeded, UpgradeID: "r-1",
+		Containers: []events.ContainerPlan{{Name: "app", FromImage: "r/shop:1.1", ToImage: "r/shop@sha256:" + strings.Repeat("2", 64)}}}
+	m, err := Undoable(r)
+	if err != nil || m.UpgradeID != "u-1" || m.Back.Image != "r/shop:1.0" {
+		t.Errorf("Undoable after a restart = %+v, %v; want the upgrade u-1, back to r/shop:1.0", m, err)
 	}
 }

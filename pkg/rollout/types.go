@@ -131,6 +131,9 @@ type Rollout struct {
 	// carried from rollout to rollout: what `inplace undo` undoes while
 	// this one has moved none (refused, rejected, awaiting approval).
 	LastMoved *Moved `json:"lastMoved,omitempty"`
+	// Restart is set when the rollout restarts containers in place on the
+	// bytes they run (a container.restart.requested) instead of a push.
+	Restart *Restart `json:"restart,omitempty"`
 }
 
 // Refusal is a push refused before planning.
@@ -161,7 +164,12 @@ type Sync struct {
 }
 
 // Target is the pushed reference being rolled out.
-func (r *Rollout) Target() string { return r.Push.Ref() }
+func (r *Rollout) Target() string {
+	if r.Restart != nil {
+		return r.Restart.Target()
+	}
+	return r.Push.Ref()
+}
 
 // Key is the KV key of a workload's rollout.
 func Key(w events.ObjectRef) string { return w.Kind + "/" + w.Namespace + "/" + w.Name }
@@ -178,6 +186,9 @@ type Candidate struct {
 	ReadinessGate bool
 	// Why is set when Containers is empty: already on target, skipped, ...
 	Why string
+	// All are, for a restart, the plans of every requested container
+	// (Containers keeps the current step's, see StepCandidates).
+	All []events.ContainerPlan
 }
 
 // Counts tallies the pods by state, those gone from the workload included.

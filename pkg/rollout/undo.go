@@ -67,9 +67,10 @@ func lastMoved(prev *Rollout) *Moved {
 	return &m
 }
 
-// moved reports whether the rollout moved a pod.
+// moved reports whether the rollout moved a pod. A restart moves none to
+// other bytes: undo looks past it.
 func (r *Rollout) moved() bool {
-	return slices.ContainsFunc(r.all(), func(p *Pod) bool { return p.State == Succeeded && p.UpgradeID == r.UpgradeID })
+	return r.Restart == nil && slices.ContainsFunc(r.all(), func(p *Pod) bool { return p.State == Succeeded && p.UpgradeID == r.UpgradeID })
 }
 
 // UndoOf says what undoing r goes back to: the images recorded when its

@@ -49,6 +49,13 @@ func scenarios() []scenario {
 			return cs != nil && cs.State.Waiting != nil && cs.State.Waiting.Reason == reason
 		}
 	}
+	// restarted: running img, Ready, restarted n times, on v1's digest.
+	restarted := func(img string, n int32) func(*corev1.Pod, images) bool {
+		return func(p *corev1.Pod, m images) bool {
+			cs := w.ContainerStatus(p, "app")
+			return running(img)(p, m) && cs.RestartCount == n && strings.HasSuffix(cs.ImageID, "@"+m["v1sum"])
+		}
+	}
 	app := func(img string) func(images) corev1.PodSpec {
 		return func(m images) corev1.PodSpec {
 			return corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: m[img]}}}
@@ -93,6 +100,14 @@ func scenarios() []scenario {
 				return cs != nil && cs.Image == m["v2"] && cs.Ready
 			}},
 			{what: "Ready on v2", do: setGate(corev1.ConditionTrue), until: running("v2")},
+		}},
+		// A restart without a node agent (inplace restart): the image
+		// switched between two references to the same bytes; the kubelet
+		// restarts the container, which runs the same imageID.
+		{name: "reference switch", pod: app("v1pinned"), steps: []step{
+			{what: "Ready on v1 (tag@digest)", until: running("v1pinned")},
+			{what: "restarted on v1 (digest)", do: setImage("v1digest"), until: restarted("v1digest", 1)},
+			{what: "restarted on v1 (tag@digest) again", do: setImage("v1pinned"), until: restarted("v1pinned", 2)},
 		}},
 		{name: "run to completion", pod: func(m images) corev1.PodSpec {
 			return corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "app", Image: m["v1"]}}}
@@ -203,10 +218,14 @@ func pushImages(t *testing.T, p *pools, prefix string) images {
 		{"v1", prefix + "/app", "v1", nil}, {"v2", prefix + "/app", "v2", nil},
 		{"crash", prefix + "/crash", "v1", []registry.PushOption{registry.WithCrash()}},
 	} {
-		if _, err := p.registry.Push(t.Context(), x.repo, x.tag, x.opts...); err != nil {
+		d, err := p.registry.Push(t.Context(), x.repo, x.tag, x.opts...)
+		if err != nil {
 			t.Fatal(err)
 		}
 		img[x.label] = host + "/" + x.repo + ":" + x.tag
+		if x.label == "v1" { // two more references to the same bytes
+			img["v1pinned"], img["v1digest"], img["v1sum"] = img["v1"]+"@"+d, host+"/"+x.repo+"@"+d, d
+		}
 	}
 	return img
 }

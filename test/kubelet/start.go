@@ -3,6 +3,7 @@ package kubelet
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -151,14 +152,21 @@ func (w *worker) create(pod *corev1.Pod, p *plan, spec *corev1.Container, img Im
 		restarts = prev.restarts + 1
 	}
 	w.rt.add(&instance{id: w.h.newContainerID(), name: spec.Name, image: spec.Image, imageID: imageID,
-		restarts: restarts, state: created, created: t, exitWith: crashCode(img)})
+		restarts: restarts, state: created, created: t, exitWith: crashCode(img, pod, spec.Name)})
 	w.event(pod, spec.Name, corev1.EventTypeNormal, "Created", "Container created")
 	p.stage = stCreated
 	return t.Add(w.t.Start), false
 }
 
-func crashCode(img Image) int32 {
-	if img.Crash {
+// CrashOnStartAnnotation is a fault a test injects into a pod: the
+// containers it names (comma-separated) crash (exit 1, after CrashAfter)
+// whenever they are started from now on, whatever their image, as an
+// application does whose configuration went bad. Only the simulated kubelet
+// reads it.
+const CrashOnStartAnnotation = "kubelet.inplace.test/crash-on-start"
+
+func crashCode(img Image, pod *corev1.Pod, name string) int32 {
+	if img.Crash || slices.Contains(strings.Split(pod.Annotations[CrashOnStartAnnotation], ","), name) {
 		return 1
 	}
 	return 0

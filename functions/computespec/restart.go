@@ -1,0 +1,166 @@
+package computespec
+
+import (
+	"context"
+	"encoding/json"
+
+	"fmt"
+	"strings"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/kube"
+	"github.com/inplace-dev/inplace/pkg/restart"
+	"github.com/inplace-dev/inplace/pkg/rollout"
+	"github.com/inplace-dev/inplace/pkg/settle"
+)
+
+// EventRestartRequested is the reason of the Event on a workload whose
+// restart request was taken on.
+const EventRestartRequested = "InPlaceRestartRequested"
+
+// RestartID names a restart request on one workload.
+func RestartID(requestID string, w events.ObjectRef) string {
+	return "r-" + events.DeriveID(requestID, "restart", w.String())[:12]
+}
+
+// onRestart starts a restart request: the workload (or bare pod) must opt
+// in; its pods are planned in waves within its budget, like a push, each
+// container switched to the other reference of the bytes it runs.
+func (f *Function) onRestart(ctx context.Context, in cloudevents.Event) ([]cloudevents.Event, error) {
+	req, err := events.As[events.RestartRequestData](in)
+	if err != nil {
+		return nil, err
+	}
+	if err := replayStarts(in); err != nil {
+		return nil, err
+	}
+	w, ok, err := f.d.Cache.Get(req.Target)
+	switch {
+	case err != nil:
+		return nil, wrap("get "+req.Target.String(), err)
+	case !ok:
+		return nil, settle.Permanentf("compute-spec: restart: %s does not exist (or inplace does not manage its kind)", req.Target)
+	}
+	t := target(w, f.d.Defaults.Load())
+	if t.Skip != "" {
+		return nil, f.refuseRestart(t, req, t.Skip)
+	}
+	ref := w.Ref
+	pods, err := f.d.Cache.PodsOf(ref)
+	if err != nil {
+		return nil, wrap("pods of "+ref.String(), err)
+	}
+	cands := restartCandidates(ref.Kind, pods, req.Containers)
+	if !needsWork(cands) {
+		return nil, f.refuseRestart(t, req, "nothing to restart: "+skipped(cands))
+	}
+	if err := f.allow(ctx, pods); err != nil {
+		return nil, err
+	}
+	id, now := RestartID(in.ID(), ref), f.d.Now()
+	var r *rollout.Rollout
+	var planned []*rollout.Pod
+	_, err = f.d.Store.Update(ctx, rollout.Key(ref), func(old []byte) ([]byte, error) {
+		prev, err := decode(old)
+		if err != nil {
+			return nil, err
+		}
+		if r, err = rollout.BeginRestart(prev, id, ref, req, restartOptions(t, req.Strategy), now); err != nil {
+			return nil, settle.NotYet(stallRecheck, "%s: restart %s waits: %v", ref, id, err)
+		}
+		planned = rollout.Plan(r, rollout.StepCandidates(r, cands), in.ID(), false, now)
+		planned = append(planned, rollout.SettleRestart(r, cands, in.ID(), now)...)
+		return json.Marshal(r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if r.StartedAt.Equal(now) {
+		f.eventOn(t.Workload, corev1.EventTypeNormal, EventRestartRequested, "Restarting containers %s in place (restart %s, %d pods, max-unavailable %d)",
+			strings.Join(req.Containers, ","), id, len(r.Pods), r.Options.Budget)
+	}
+	return f.advance(ctx, in, r, planned)
+}
+
+// restartOptions are a restart's rollout settings: the workload's budget,
+// the strategy's grace, deadline and minimum started time; no pre-pull (the
+// bytes are on the node: the container runs them).
+func restartOptions(t Target, s events.RestartStrategy) rollout.Options {
+	o := t.rolloutOptions()
+	o.GraceSeconds, o.Prepull = s.UnreadyGracePeriodSeconds, false
+	o.MinReadySeconds = max(o.MinReadySeconds, s.MinStartedSeconds)
+	if s.ActiveDeadlineSeconds > 0 {
+		o.VerifySeconds = s.ActiveDeadlineSeconds
+	}
+	return o
+}
+
+// restartCandidates says, for each live pod, how each named container is
+// restarted (All), or why it cannot be.
+func restartCandidates(kind string, pods []*corev1.Pod, names []string) []rollout.Candidate {
+	out := make([]rollout.Candidate, 0, len(pods))
+	for _, pod := range pods {
+		plans, skips := restart.Plan(pod, names)
+		c := rollout.Candidate{
+			Pod:   events.PodRef{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), Node: pod.Spec.NodeName},
+			Ready: kube.Ready(pod), Ordinal: -1, Containers: plans, All: plans, ReadinessGate: inplace.HasGate(pod),
+		}
+		if kind == "StatefulSet" {
+			c.Ordinal = ordinal(pod.Name)
+		}
+		if len(plans) == 0 {
+			c.Why = strings.Join(skips, "; ")
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// skipped joins the candidates' reasons.
+func skipped(cands []rollout.Candidate) string {
+	if len(cands) == 0 {
+		return "no pods"
+	}
+	parts := make([]string, 0, len(cands))
+	for _, c := range cands {
+		parts = append(parts, c.Pod.Name+": "+c.Why)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// refuseRestart records why a restart request is refused (a Warning Event
+// on the workload) and returns the permanent error for its dead letter.
+func (f *Function) refuseRestart(t Target, req events.RestartRequestData, why string) error {
+	f.d.Log.Warn("restart refused", "workload", req.Target.String(), "why", why)
+	if obj, ok := t.Workload.Object.(runtime.Object); ok && f.d.Recorder != nil {
+		f.d.Recorder.Eventf(obj, corev1.EventTypeWarning, EventRefused, "Refused restart of %s: %s", strings.Join(req.Containers, ","), why)
+	}
+	return settle.Permanentf("compute-spec: restart of %s in %s refused: %s", strings.Join(req.Containers, ","), req.Target, why)
+}
+
+// restartResult is container.restart.succeeded or .failed for a restart
+// rollout that ended (completed or halted).
+func restartResult(in cloudevents.Event, r *rollout.Rollout, halted bool) (cloudevents.Event, error) {
+	x := r.Restart
+	d := events.RestartResultData{RequestID: x.RequestID, Target: r.Workload, Containers: x.Containers,
+		Strategy: x.Strategy, Counts: r.Counts(), Reason: r.Reason, Message: r.Message}
+	typ := events.ContainerRestartSucceeded
+	if halted || d.Counts.Failed > 0 {
+		typ = events.ContainerRestartFailed
+		if d.Reason == "" {
+			d.Reason = "RestartFailed"
+			d.Message = fmt.Sprintf("%d of %d pods failed (failurePolicy Ignore)", d.Counts.Failed, d.Counts.Pods)
+		}
+	}
+	e, err := events.Follow(in, events.DeriveID(x.RequestID, typ, ""), typ, events.Source(Name), r.Workload.String(), d)
+	if err != nil {
+		return e, settle.Permanent(err)
+	}
+	e.SetExtension(events.ExtUpgradeID, x.RequestID)
+	return e, nil
+}
