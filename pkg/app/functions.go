@@ -25,6 +25,7 @@ import (
 	"github.com/inplace-dev/inplace/pkg/kube"
 	"github.com/inplace-dev/inplace/pkg/metrics"
 	"github.com/inplace-dev/inplace/pkg/poll"
+	"github.com/inplace-dev/inplace/pkg/reconfig"
 	"github.com/inplace-dev/inplace/pkg/runner"
 	"github.com/inplace-dev/inplace/pkg/signature"
 	"github.com/inplace-dev/inplace/pkg/templatesync"
@@ -139,6 +140,20 @@ func (a *App) buildFunctions(ctx context.Context, p *config.Process, l *links, l
 	a.Background = append(a.Background, loops...)
 	if p.Runs(poll.Name) {
 		a.Background = append(a.Background, a.poller(l.bus(busauth.Poller), log).Run)
+	}
+	if p.Runs(computespec.Name) && l != nil {
+		rlog := log.With("function", "reconfig")
+		secrets := reconfig.CanWatchSecrets(ctx, a.Kube)
+		if !secrets {
+			rlog.Info("Secrets are not watched (no list/watch on secrets; config/optional/reconfig-secrets.yaml grants it): inplace.dev/restart-on-change acts on ConfigMaps only")
+		}
+		rw, err := reconfig.New(a.Kube, reconfig.Listers{Deployments: a.Cache.Deployments,
+			StatefulSets: a.Cache.StatefulSets, DaemonSets: a.Cache.DaemonSets},
+			l.bus(computespec.Name), secrets, rlog)
+		if err != nil {
+			return err
+		}
+		a.Background = append(a.Background, rw.Run)
 	}
 	if p.WatchPods {
 		w, err := watcher.New(a.Cache.PodInformer(), a.Kube, l.bus(busauth.PodWatcher), watcher.Options{Log: log.With("function", "pod-watcher")})

@@ -55,7 +55,9 @@ func Roles() []Role {
 			events.PodPatched, // the watchdog's reminder to verify
 			events.CDServiceUpgraded, events.CDServiceRolledBack,
 			events.UpgradeApprovalRequested, events.UpgradeApprovalExpired,
-			events.ContainerRestartSucceeded, events.ContainerRestartFailed}},
+			events.ContainerRestartSucceeded, events.ContainerRestartFailed,
+			events.ContainerRestartRequested, // a ConfigMap or Secret changed (pkg/reconfig)
+		}},
 		{Name: PrePull, Consumer: true, Publishes: []string{events.ImagePrepulled, events.UpgradeFailed}},
 		{Name: PatchPod, Consumer: true, Rollouts: Read, Publishes: []string{
 			events.PodPatched, events.UpgradeFailed, events.UpgradeSucceeded}},
