@@ -92,4 +92,3 @@ func (e *env) deployConf(name string, replicas int32, annotations map[string]str
 		e.t.Fatal(err)
 	}
 }
-
