@@ -49,6 +49,11 @@ func computeActions(pod *corev1.Pod, s snapshot) podActions {
 			a.toStart = append(a.toStart, idx)
 			continue
 		}
+		if resizeRestarts(c, st.resources) {
+			a.kill = append(a.kill, killAction{st.id, fmt.Sprintf("Container %s resize requires restart", c.Name)})
+			a.toStart = append(a.toStart, idx)
+			continue
+		}
 		keep++
 	}
 	if keep == 0 && len(a.toStart) == 0 {

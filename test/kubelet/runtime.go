@@ -39,6 +39,9 @@ type instance struct {
 	finished time.Time
 	exitCode int32
 	reason   string // Completed or Error once exited
+	// resources are what it was started with (a resize whose
+	// resizePolicy is RestartContainer restarts it with the new ones).
+	resources corev1.ResourceRequirements
 
 	// exitAt is when a running instance exits by itself (a crashing image,
 	// a container that runs to completion), with exitWith; zero if never.

@@ -152,7 +152,8 @@ func (w *worker) create(pod *corev1.Pod, p *plan, spec *corev1.Container, img Im
 		restarts = prev.restarts + 1
 	}
 	w.rt.add(&instance{id: w.h.newContainerID(), name: spec.Name, image: spec.Image, imageID: imageID,
-		restarts: restarts, state: created, created: t, exitWith: crashCode(img, pod, spec.Name)})
+		restarts: restarts, state: created, created: t, exitWith: crashCode(img, pod, spec.Name),
+		resources: *spec.Resources.DeepCopy()})
 	w.event(pod, spec.Name, corev1.EventTypeNormal, "Created", "Container created")
 	p.stage = stCreated
 	return t.Add(w.t.Start), false
