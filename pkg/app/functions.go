@@ -64,6 +64,10 @@ type FunctionDeps struct {
 	// Registry takes the functions' own metrics (patch-pod's planned
 	// restarts); nil registers none.
 	Registry prometheus.Registerer
+	// WatchRollouts, when set, feeds pre-pull every rollout record as it
+	// changes (bus.KV.Watch, as pre-pull's identity), so it pre-pulls on
+	// every node of a rollout at once; nil: only as pods are planned.
+	WatchRollouts func(ctx context.Context, fn func(key string, value []byte)) error
 }
 
 // Functions makes the named functions of the chain, and the loops they
@@ -92,6 +96,11 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 		f := prepull.New(prepull.Deps{Client: d.Kube, Reader: d.Reader, Config: d.Defaults, Log: d.Log.With("function", prepull.Name)})
 		fns = append(fns, f)
 		loops = append(loops, func(ctx context.Context) { every(ctx, sweepEvery, f.Sweep, d.Log) })
+		if d.WatchRollouts != nil {
+			loops = append(loops, func(ctx context.Context) {
+				watch(ctx, d.WatchRollouts, func(k string, v []byte) { f.Warm(ctx, k, v) }, d.Log)
+			})
+		}
 	}
 	records := func(fn string) *guard.Guard {
 		g := &guard.Guard{Client: d.Kube, Records: d.Store}
@@ -125,6 +134,13 @@ func (a *App) buildFunctions(ctx context.Context, p *config.Process, l *links, l
 		OptIn: &kube.OptedIn{Client: a.Kube, Namespace: p.Namespace, Log: log}}
 	if l != nil { // each function reads the rollout records, and publishes, as itself
 		d.Publish = l.bus(computespec.Name).Publish
+		if p.Runs(prepull.Name) {
+			kv, err := l.bus(prepull.Name).KV(ctx)
+			if err != nil {
+				return err
+			}
+			d.WatchRollouts = kv.Watch
+		}
 		for _, fn := range []string{patchpod.Name, verify.Name} {
 			if p.Runs(fn) {
 				kv, err := l.bus(fn).KV(ctx)
@@ -190,6 +206,23 @@ func watchdog(f *computespec.Function, publish func(context.Context, cloudevents
 		return err
 	}
 }
+
+// watch runs a KV watch until ctx ends, starting it again (after a
+// back-off) when it fails: the bucket not made yet, NATS restarting.
+func watch(ctx context.Context, w func(context.Context, func(string, []byte)) error, fn func(string, []byte), log *slog.Logger) {
+	for ctx.Err() == nil {
+		if err := w(ctx, fn); err != nil && ctx.Err() == nil {
+			log.Warn("rollout watch failed; starting it again", "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(watchBackoff):
+			}
+		}
+	}
+}
+
+// watchBackoff is the wait before a failed watch starts again.
+const watchBackoff = 2 * time.Second
 
 // every runs fn each period until ctx ends, logging failures.
 func every(ctx context.Context, period time.Duration, fn func(context.Context) error, log *slog.Logger) {

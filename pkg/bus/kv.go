@@ -144,3 +144,31 @@ func (k *KV) Keys(ctx context.Context) ([]string, error) {
 	}
 	return keys, nil
 }
+
+// Watch calls fn with every record of the bucket, then with each update,
+// until ctx ends (a deleted record is not reported). It is level-triggered:
+// fn sees the current value of each key on start and after every change.
+func (k *KV) Watch(ctx context.Context, fn func(key string, value []byte)) error {
+	kv, err := k.bucket(ctx)
+	if err != nil {
+		return err
+	}
+	w, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return fmt.Errorf("bus: watch KV: %w", err)
+	}
+	defer func() { _ = w.Stop() }()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case e, ok := <-w.Updates():
+			if !ok {
+				return errors.New("bus: KV watch ended")
+			}
+			if e != nil { // nil marks the end of the initial values
+				fn(e.Key(), e.Value())
+			}
+		}
+	}
+}

@@ -58,7 +58,8 @@ func Roles() []Role {
 			events.ContainerRestartSucceeded, events.ContainerRestartFailed,
 			events.ContainerRestartRequested, // a ConfigMap or Secret changed (pkg/reconfig)
 		}},
-		{Name: PrePull, Consumer: true, Publishes: []string{events.ImagePrepulled, events.UpgradeFailed}},
+		{Name: PrePull, Consumer: true, Rollouts: List, // watches them to pre-pull every node at once
+			Publishes: []string{events.ImagePrepulled, events.UpgradeFailed}},
 		{Name: PatchPod, Consumer: true, Rollouts: Read, Publishes: []string{
 			events.PodPatched, events.UpgradeFailed, events.UpgradeSucceeded}},
 		{Name: Verify, Consumer: true, Rollouts: Read, Publishes: []string{

@@ -1,0 +1,117 @@
+package prepull
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/rollout"
+)
+
+// Warm starts the pre-pulls of a rollout on every node its waiting pods
+// run on, all at once, as soon as compute-spec records the rollout: the
+// pods of later waves then find the image on their node when they are
+// planned, instead of holding a max-unavailable slot while it is pulled.
+// It is called with each rollout record (the KV watch of `inplace run`),
+// and is level-triggered and idempotent: a node with the images, or with a
+// pre-pull of them under way, or with no free slot, is left alone; the
+// planned pod's own pre-pull (Handle) follows and ends the pre-pull pod.
+// It only ever creates pre-pull pods, never writes a planned pod.
+func (f *Function) Warm(ctx context.Context, _ string, raw []byte) {
+	var r rollout.Rollout
+	if err := json.Unmarshal(raw, &r); err != nil || r.UpgradeID == "" {
+		return
+	}
+	cfg := f.d.Config.Load()
+	if r.Phase != rollout.Running || !r.Options.Prepull {
+		f.tidy(ctx, cfg, r.UpgradeID)
+		return
+	}
+	for node, w := range waiting(&r) {
+		pods, err := f.ours(ctx, cfg, node)
+		if err != nil {
+			f.d.Log.Warn("warm pre-pull", "node", node, "err", err)
+			continue
+		}
+		if withImages(pods, imagesKey(w.images)) != nil {
+			continue
+		}
+		n, err := f.d.Reader.Node(ctx, node)
+		if err != nil || onNode(n.Status.Images, w.images, w.always) {
+			continue
+		}
+		name, ok := freeSlot(pods, node, cfg.PrepullPerNode)
+		if !ok {
+			continue
+		}
+		pod := podFor(cfg.PrepullNamespace, name, node, w.images, f.d.Clock.Now())
+		pod.Labels[LabelUpgrade] = r.UpgradeID
+		_, err = f.d.Client.CoreV1().Pods(cfg.PrepullNamespace).Create(ctx, pod, metav1.CreateOptions{FieldManager: "inplace-" + Name})
+		switch {
+		case err == nil:
+			f.d.Log.Info("pre-pull started ahead", "rollout", r.UpgradeID, "node", node, "prepullPod", name, "images", w.images)
+		case !apierrors.IsAlreadyExists(err):
+			f.d.Log.Warn("warm pre-pull", "node", node, "err", err)
+		}
+	}
+}
+
+// want is what one node needs pulled.
+type want struct {
+	images []string
+	always bool
+}
+
+// waiting are the images the rollout's pending pods will need, by node:
+// as targets makes them from each pod's plan, so the planned pod's
+// pre-pull finds the pod made here.
+func waiting(r *rollout.Rollout) map[string]want {
+	out := map[string]want{}
+	for _, p := range r.Pods {
+		if p.State != rollout.Pending || p.Node == "" || len(p.Containers) == 0 {
+			continue
+		}
+		var images []string
+		always := false
+		for _, c := range p.Containers {
+			if !slices.Contains(images, c.ToImage) {
+				images = append(images, c.ToImage)
+			}
+			always = always || c.PullPolicy == string(corev1.PullAlways)
+		}
+		slices.Sort(images)
+		if _, seen := out[p.Node]; !seen {
+			out[p.Node] = want{images: images, always: always}
+		}
+	}
+	return out
+}
+
+// LabelUpgrade names the rollout a pre-pull pod was started ahead for.
+const LabelUpgrade = "inplace.dev/prepull-for"
+
+// tidy deletes the pre-pull pods started ahead for a rollout that no
+// longer runs (completed, halted, superseded): a pod of it that was never
+// planned would otherwise hold its node's slot until the sweep.
+func (f *Function) tidy(ctx context.Context, cfg config.Defaults, upgradeID string) {
+	pods, err := f.d.Reader.Pods(ctx, cfg.PrepullNamespace, labels.SelectorFromSet(labels.Set{
+		LabelManagedBy: ManagedBy, LabelComponent: Component, LabelUpgrade: upgradeID}))
+	if err != nil {
+		f.d.Log.Warn("tidy pre-pulls", "rollout", upgradeID, "err", err)
+		return
+	}
+	for i := range pods {
+		if pods[i].DeletionTimestamp != nil {
+			continue
+		}
+		if err := f.delete(ctx, &pods[i]); err != nil {
+			f.d.Log.Warn("tidy pre-pulls", "rollout", upgradeID, "pod", pods[i].Name, "err", err)
+		}
+	}
+}
