@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -112,6 +113,7 @@ func TestAdmissionPolicyBoundsTheFunctions(t *testing.T) {
 	withInit := func(name string) *corev1.Pod {
 		p := fntest.Pod(appNS, name, v1.Ref, true)
 		p.Spec.InitContainers = []corev1.Container{{Name: "setup", Image: init.Ref, ImagePullPolicy: corev1.PullIfNotPresent}}
+		p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
 		return p
 	}
 	opted := fntest.RunPod(t, w, withInit("opted"))
@@ -128,6 +130,10 @@ func TestAdmissionPolicyBoundsTheFunctions(t *testing.T) {
 	gate := func(typ string) map[string]any {
 		return map[string]any{"status": map[string]any{"conditions": []map[string]any{
 			{"type": typ, "status": "False", "reason": "Test", "lastTransitionTime": metav1.Now().UTC().Format("2006-01-02T15:04:05Z")}}}}
+	}
+	cpu := func(q string) map[string]any {
+		return map[string]any{"spec": map[string]any{"containers": []map[string]any{
+			{"name": "app", "resources": map[string]any{"requests": map[string]string{"cpu": q}}}}}}
 	}
 	tests := []struct {
 		identity, what string
@@ -148,9 +154,12 @@ func TestAdmissionPolicyBoundsTheFunctions(t *testing.T) {
 			"tolerations": []map[string]any{{"key": "evil", "operator": "Exists"}}}}, "", false},
 		{"patch-pod", "the readiness gate", opted, gate(inplace.ReadinessGate), "status", true},
 		{"patch-pod", "another condition", opted, gate("example.com/x"), "status", false},
+		{"patch-pod", "a container's CPU through pods/resize", opted, cpu("200m"), "resize", true},
+		{"patch-pod", "a container's CPU through pods/resize of a pod whose owner did not opt in", other, cpu("200m"), "resize", false},
 		{"verify", "an image of an opted-in pod", opted, image(v1.Ref), "", true},
 		{"verify", "an image of a pod whose owner did not opt in", other, image(v2.Ref), "", false},
 		{"verify", "a label", opted, objMeta("labels", "app", "evil"), "", false},
+		{"verify", "a container's CPU back through pods/resize", opted, cpu("100m"), "resize", true},
 		{"compute-spec", "the revision label", opted, objMeta("labels", "controller-revision-hash", "abc"), "", true},
 		{"compute-spec", "the revision label of a pod whose owner did not opt in", other, objMeta("labels", "controller-revision-hash", "abc"), "", false},
 		{"compute-spec", "the template generation label", opted, objMeta("labels", "pod-template-generation", "2"), "", true},
