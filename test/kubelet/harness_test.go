@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -30,6 +31,7 @@ type fakeHost struct {
 	cache  *imageCache
 	events []string // "reason: message"
 	ids    int
+	alloc  corev1.ResourceList // nil: cpu 32, memory 128Gi
 }
 
 func newFakeHost(reg memResolver) *fakeHost {
@@ -42,6 +44,12 @@ func (h *fakeHost) resolve(ctx context.Context, ref string) (Image, error) {
 func (h *fakeHost) images() *imageCache          { return h.cache }
 func (h *fakeHost) newContainerID() string       { h.ids++; return fmt.Sprintf("containerd://%064d", h.ids) }
 func (h *fakeHost) hostIP() string               { return "172.18.0.2" }
+func (h *fakeHost) allocatable() corev1.ResourceList {
+	if h.alloc != nil {
+		return h.alloc
+	}
+	return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("32"), corev1.ResourceMemory: resource.MustParse("128Gi")}
+}
 func (h *fakeHost) podIP(pod *corev1.Pod) string { return "10.244.0.2" }
 func (h *fakeHost) record(_ *corev1.ObjectReference, _, reason, msg string) {
 	h.events = append(h.events, reason+": "+msg)

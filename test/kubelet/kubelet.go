@@ -79,6 +79,10 @@ func New(client kubernetes.Interface, opts Options) (*Kubelet, error) {
 			return nil, fmt.Errorf("new kubelet: %w", err)
 		}
 		n.res, n.timeout = opts.Resolver, 30*time.Second
+		n.capacity = corev1.ResourceList{}
+		for k, v := range opts.Capacity {
+			n.capacity[corev1.ResourceName(k)] = v
+		}
 		n.rec = k.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: name})
 		k.nodes[name] = n
 		k.nodeOrder = append(k.nodeOrder, name)

@@ -34,6 +34,8 @@ type node struct {
 	res     ImageResolver
 	timeout time.Duration
 
+	capacity corev1.ResourceList
+
 	mu     sync.Mutex
 	listed []corev1.ContainerImage // the image list as last refreshed
 }
@@ -46,6 +48,9 @@ type host interface {
 	newContainerID() string
 	hostIP() string
 	podIP(pod *corev1.Pod) string
+	// allocatable is the node's allocatable CPU and memory (a resize
+	// asking more for one pod is Infeasible).
+	allocatable() corev1.ResourceList
 }
 
 var _ host = (*node)(nil)
@@ -53,6 +58,8 @@ var _ host = (*node)(nil)
 func (n *node) images() *imageCache { return n.cache }
 
 func (n *node) hostIP() string { return n.ip }
+
+func (n *node) allocatable() corev1.ResourceList { return n.capacity }
 
 // podIP is a new sandbox's IP: the node's for a host-network pod.
 func (n *node) podIP(pod *corev1.Pod) string {

@@ -58,6 +58,12 @@ type worker struct {
 	status    *corev1.PodStatus // the last status generated (the status manager's copy)
 	unwritten *corev1.PodStatus // generated, not yet written
 	deleting  bool              // stopped for a deletion: the pod is to be deleted
+
+	// allocated are the resources admitted for each container (the
+	// kubelet's allocation manager); resizePending is the PodResizePending
+	// condition of a resize the node cannot admit, nil if none.
+	allocated     map[string]corev1.ResourceRequirements
+	resizePending *corev1.PodCondition
 }
 
 func newWorker(h host, t Timings, epoch time.Time, uid types.UID) *worker {
@@ -98,6 +104,7 @@ const (
 // the pod's change asks for. It returns as soon as there is a status to
 // write or a deletion to do, and otherwise when to look again.
 func (w *worker) advance(ctx context.Context, pod *corev1.Pod, now time.Time) result {
+	pod = w.allocate(pod, now)
 	if w.poked.Swap(false) {
 		w.pokeDue = true
 	}

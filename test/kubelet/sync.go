@@ -38,6 +38,7 @@ func (w *worker) generate(pod *corev1.Pod, s snapshot, terminal bool, t time.Tim
 	}
 	st := generateStatus(statusInput{pod: pod, snap: s, reasons: w.reasons, old: old,
 		hostIP: w.h.hostIP(), terminal: terminal, now: t})
+	st.Conditions = w.resizeConditions(st.Conditions, old.Conditions)
 	w.status, w.unwritten = &st, &st
 	return st
 }
