@@ -8,8 +8,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -41,9 +41,9 @@ func newFakeHost(reg memResolver) *fakeHost {
 func (h *fakeHost) resolve(ctx context.Context, ref string) (Image, error) {
 	return h.reg.Resolve(ctx, ref)
 }
-func (h *fakeHost) images() *imageCache          { return h.cache }
-func (h *fakeHost) newContainerID() string       { h.ids++; return fmt.Sprintf("containerd://%064d", h.ids) }
-func (h *fakeHost) hostIP() string               { return "172.18.0.2" }
+func (h *fakeHost) images() *imageCache    { return h.cache }
+func (h *fakeHost) newContainerID() string { h.ids++; return fmt.Sprintf("containerd://%064d", h.ids) }
+func (h *fakeHost) hostIP() string         { return "172.18.0.2" }
 func (h *fakeHost) allocatable() corev1.ResourceList {
 	if h.alloc != nil {
 		return h.alloc
