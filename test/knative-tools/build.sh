@@ -43,5 +43,7 @@ if [ "$(cat "$out/VERSION" 2>/dev/null)" != "$version" ]; then
 	mkdir -p "$out/config"
 	cp -r "$src/config/core" "$src/config/channels" "$src/config/brokers" "$out/config/"
 	chmod -R u+w "$out/config"
+	# its placeholder.go files would make them packages of this module (go test ./... lists them)
+	find "$out/config" -name "*.go" -delete
 	echo "$version" > "$out/VERSION"
 fi
