@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -119,6 +121,7 @@ func TestAdmissionPolicyBoundsTheFunctions(t *testing.T) {
 	opted := fntest.RunPod(t, w, withInit("opted"))
 	other := fntest.RunPod(t, w, withInit("other"))
 	applyAdmission(t, w, ids, ns, appNS)
+	grantResize(t, w, ns, appNS, "inplace-compute-spec")
 	keeper := &kube.OptedIn{Client: ids["compute-spec"].client, Namespace: ns}
 	if err := keeper.Allow(t.Context(), kube.Owners([]*corev1.Pod{opted})); err != nil {
 		t.Fatalf("compute-spec keeps the opted-in owners: %v", err)
@@ -165,6 +168,7 @@ func TestAdmissionPolicyBoundsTheFunctions(t *testing.T) {
 		{"compute-spec", "the template generation label", opted, objMeta("labels", "pod-template-generation", "2"), "", true},
 		{"compute-spec", "an image", opted, image(v2.Ref), "", false},
 		{"compute-spec", "another label", opted, objMeta("labels", "app", "evil"), "", false},
+		{"compute-spec", "a container's CPU through pods/resize (granted by a role of its own)", opted, cpu("300m"), "resize", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.identity+"/"+tt.what, func(t *testing.T) {
@@ -184,6 +188,33 @@ func TestAdmissionPolicyBoundsTheFunctions(t *testing.T) {
 				t.Errorf("the cluster admin's same write is refused too (so the test proves nothing): %v", err)
 			}
 		})
+	}
+}
+
+// grantResize lets ServiceAccount sa of ns patch pods/resize in appNS (config/rbac
+// does not): what the admission policy alone refuses.
+func grantResize(t *testing.T, w *world.World, ns, appNS, sa string) {
+	t.Helper()
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "resize-" + sa, Namespace: appNS},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods/resize"}, Verbs: []string{"patch"}}}}
+	if _, err := w.Client().RbacV1().Roles(appNS).Create(t.Context(), role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name, Namespace: appNS},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: role.Name},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: sa}}}
+	if _, err := w.Client().RbacV1().RoleBindings(appNS).Create(t.Context(), rb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	user := "system:serviceaccount:" + ns + ":" + sa
+	err := world.Eventually(t.Context(), fntest.Timeout, "the API server authorizes "+user+" to resize", func(ctx context.Context) (bool, error) {
+		r, err := w.Client().AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
+			Spec: authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Namespace: appNS, Verb: "patch", Resource: "pods", Subresource: "resize"}}}, metav1.CreateOptions{})
+		return err == nil && r.Status.Allowed, err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
