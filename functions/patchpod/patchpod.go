@@ -77,6 +77,15 @@ type Deps struct {
 	// Restarts counts the containers restarted on purpose (restart
 	// requests), by namespace, pod and container; nil counts none.
 	Restarts *prometheus.CounterVec
+	// Leases hold a pod for one replica at a time (bus.Leases); nil: the
+	// per-pod lock of this process only.
+	Leases Leases
+}
+
+// Leases hold a pod for one replica of a function at a time; a pod held
+// by another replica is ErrHeld (bus.Leases).
+type Leases interface {
+	Take(ctx context.Context, function, uid string) (release func(), err error)
 }
 
 // Function is the patch-pod function.
@@ -133,6 +142,11 @@ func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudeven
 	key := d.Plan.Pod.Namespace + "/" + d.Plan.Pod.Name
 	f.pods.LockKey(key)
 	defer func() { _ = f.pods.UnlockKey(key) }()
+	release, err := lease(ctx, f.d.Leases, Name, d.Plan.Pod.UID)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	for range attempts {
 		outs, err := s.attempt(ctx)
 		if !errors.Is(err, errAgain) {

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -63,6 +64,15 @@ type Deps struct {
 	// RollbackMin is the least time a rollback is given (the kubelet
 	// acts on it only once the upgrade's pull is done); default 2m.
 	RollbackMin time.Duration
+	// Leases hold a pod for one replica at a time (bus.Leases); nil: the
+	// per-pod lock of this process only.
+	Leases Leases
+}
+
+// Leases hold a pod for one replica of a function at a time; a pod held
+// by another replica is ErrHeld (bus.Leases).
+type Leases interface {
+	Take(ctx context.Context, function, uid string) (release func(), err error)
 }
 
 // Function is the verify function.
@@ -122,6 +132,11 @@ func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudeven
 	key := s.ref.Namespace + "/" + s.ref.Name
 	f.pods.LockKey(key)
 	defer func() { _ = f.pods.UnlockKey(key) }()
+	release, err := lease(ctx, f.d.Leases, Name, cmp.Or(s.ref.UID, s.ref.Namespace+"."+s.ref.Name))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	for range attempts {
 		outs, err := s.attempt(ctx)
 		if !errors.Is(err, errAgain) {

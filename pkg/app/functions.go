@@ -50,6 +50,9 @@ type FunctionDeps struct {
 	// name] when set (their own connection), else through Store.
 	Store   computespec.Store
 	Records map[string]guard.Records
+	// Leases hold each pod for one replica of patch-pod and of verify at a
+	// time (their own connection, by name); none: one process only.
+	Leases map[string]*bus.Leases
 	// OptIn keeps the owners the admission policy lets the functions write
 	// pods of; nil for dry runs.
 	OptIn    computespec.OptIn
@@ -115,14 +118,21 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 	if slices.Contains(names, patchpod.Name) {
 		pd := patchpod.Deps{Client: d.Kube, Reader: d.Reader, Guard: records(patchpod.Name), Recorder: recorder(patchpod.Name),
 			Log: d.Log.With("function", patchpod.Name)}
+		if l := d.Leases[patchpod.Name]; l != nil {
+			pd.Leases = l
+		}
 		if d.Registry != nil {
 			pd.Restarts = metrics.NewPlannedRestarts(d.Registry)
 		}
 		fns = append(fns, patchpod.New(pd))
 	}
 	if slices.Contains(names, verify.Name) {
-		fns = append(fns, verify.New(verify.Deps{Client: d.Kube, Reader: d.Reader, Guard: records(verify.Name), Config: d.Defaults, Recorder: recorder(verify.Name),
-			Log: d.Log.With("function", verify.Name)}))
+		vd := verify.Deps{Client: d.Kube, Reader: d.Reader, Guard: records(verify.Name), Config: d.Defaults, Recorder: recorder(verify.Name),
+			Log: d.Log.With("function", verify.Name)}
+		if l := d.Leases[verify.Name]; l != nil {
+			vd.Leases = l
+		}
+		fns = append(fns, verify.New(vd))
 	}
 	return fns, loops
 }
@@ -130,7 +140,7 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 // buildFunctions makes the functions p names, and the pod watcher.
 func (a *App) buildFunctions(ctx context.Context, p *config.Process, l *links, log *slog.Logger) error {
 	d := FunctionDeps{Kube: a.Kube, EventsClient: a.Events, Reader: a.Reader, Cache: a.Cache, Store: a.KV, Defaults: a.Defaults, Events: true, Log: log,
-		WatchdogPeriod: p.WatchdogPeriod, Records: map[string]guard.Records{}, Registry: a.registry,
+		WatchdogPeriod: p.WatchdogPeriod, Records: map[string]guard.Records{}, Leases: map[string]*bus.Leases{}, Registry: a.registry,
 		OptIn: &kube.OptedIn{Client: a.Kube, Namespace: p.Namespace, Log: log}}
 	if l != nil { // each function reads the rollout records, and publishes, as itself
 		d.Publish = l.bus(computespec.Name).Publish
@@ -148,6 +158,11 @@ func (a *App) buildFunctions(ctx context.Context, p *config.Process, l *links, l
 					return err
 				}
 				d.Records[fn] = kv
+				leases, err := l.bus(fn).Leases(ctx)
+				if err != nil {
+					return err
+				}
+				d.Leases[fn] = leases
 			}
 		}
 	}

@@ -173,6 +173,9 @@ func setup(ctx context.Context, b *bus.Bus) error {
 	if _, err := b.KV(ctx); err != nil {
 		return err
 	}
+	if _, err := b.Leases(ctx); err != nil {
+		return err
+	}
 	_, err := b.Failures(ctx)
 	return err
 }

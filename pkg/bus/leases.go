@@ -1,0 +1,113 @@
+package bus
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Leases hold one pod at a time across the replicas of a function: before
+// a delivery reads, decides and writes a pod, its replica takes the pod's
+// lease, a key of its own in a KV bucket (function.podUID), created with
+// expected revision 0 or updated with the revision it read; a replica that
+// finds the lease held by another answers "not yet" and the message is
+// redelivered. A lease carries its expiry: a replica killed while holding
+// one leaves it to expire after Hold, and the next taker (on any replica)
+// takes it over with a compare-and-swap on the revision it read. The
+// bucket's TTL removes what nobody released.
+type Leases struct {
+	kv jetstream.KeyValue
+	// Hold is how long a lease lasts unless released: the bus's AckWait,
+	// past which the message would be redelivered anyway.
+	Hold   time.Duration
+	holder string
+	now    func() time.Time
+}
+
+// ErrHeld: another holder has the lease and it has not expired.
+var ErrHeld = errors.New("lease held by another replica")
+
+// LeasesBucket names the bucket of pod leases.
+func (c Config) LeasesBucket() string { return c.KVBucket + "-leases" }
+
+// Leases opens (creating or updating) the lease bucket; an attached bus
+// finds it.
+func (b *Bus) Leases(ctx context.Context) (*Leases, error) {
+	hold := max(b.cfg.AckWait, time.Second)
+	var kv jetstream.KeyValue
+	var err error
+	if b.attached {
+		kv, err = b.js.KeyValue(ctx, b.cfg.LeasesBucket())
+	} else {
+		storage := jetstream.FileStorage
+		if b.cfg.MemoryStorage {
+			storage = jetstream.MemoryStorage
+		}
+		kv, err = b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:      b.cfg.LeasesBucket(),
+			Description: "inplace: which replica of a function acts on a pod",
+			History:     1,
+			TTL:         2 * hold,
+			Storage:     storage,
+			Replicas:    max(b.cfg.Replicas, 1),
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bus: KV %s: %w", b.cfg.LeasesBucket(), err)
+	}
+	return newLeases(kv, hold), nil
+}
+
+func newLeases(kv jetstream.KeyValue, hold time.Duration) *Leases {
+	id := make([]byte, 8)
+	_, _ = rand.Read(id)
+	return &Leases{kv: kv, Hold: hold, holder: hex.EncodeToString(id), now: time.Now}
+}
+
+// lease is the value of a lease key.
+type lease struct {
+	Holder  string    `json:"holder"`
+	Expires time.Time `json:"expires"`
+}
+
+// Take takes the lease of pod uid for function; ErrHeld when another
+// holder has it. release gives it back (only if still ours).
+func (l *Leases) Take(ctx context.Context, function, uid string) (release func(), err error) {
+	key := function + "." + uid
+	val, err := json.Marshal(lease{Holder: l.holder, Expires: l.now().Add(l.Hold)})
+	if err != nil {
+		return nil, err
+	}
+	var rev uint64
+	e, err := l.kv.Get(ctx, key)
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		rev, err = l.kv.Create(ctx, key, val)
+	case err != nil:
+		return nil, fmt.Errorf("bus: read lease %s: %w", key, err)
+	default:
+		var cur lease
+		if json.Unmarshal(e.Value(), &cur) == nil && cur.Holder != l.holder && l.now().Before(cur.Expires) {
+			return nil, fmt.Errorf("%w: %s until %s", ErrHeld, key, cur.Expires.Format(time.RFC3339))
+		}
+		rev, err = l.kv.Update(ctx, key, val, e.Revision())
+	}
+	if isConflict(err) {
+		return nil, fmt.Errorf("%w: %s (taken just now)", ErrHeld, key)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bus: take lease %s: %w", key, err)
+	}
+	return func() {
+		// A fresh context: the delivery's may be over; only our revision is deleted.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = l.kv.Delete(ctx, key, jetstream.LastRevision(rev))
+	}, nil
+}
