@@ -4,10 +4,11 @@
 // Faults: SIGKILL of a separate `inplace run` process at random points of a
 // rollout, ten times and more in a row, once during the template sync; the
 // nats-server (file storage) restarted mid-rollout; a 3-node JetStream
-// cluster with R3 streams losing its stream leader; a proxy in front of the
-// API server answering bursts of requests with 409, 429 and 5xx (some
-// after forwarding them); every event of a rollout delivered twice, in a
-// shuffled order.
+// cluster with R3 streams losing its stream leader; two `inplace run`
+// processes (every function in each) on that cluster, one SIGKILLed
+// mid-rollout; a proxy in front of the API server answering bursts of
+// requests with 409, 429 and 5xx (some after forwarding them); every event
+// of a rollout delivered twice, in a shuffled order.
 //
 // After each: every pod runs the target exactly once (same UID, restartCount
 // +1 per rollout), no readiness gate is left False, nothing is left paused

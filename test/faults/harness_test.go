@@ -46,6 +46,8 @@ type env struct {
 	kubeconfig string
 	child      *proc.Process
 	children   int
+	// replicas run beside child (the replicas scenario).
+	replicas []*proc.Process
 	// wl is the Deployment rolled out.
 	wl events.ObjectRef
 	// killedAt is where each kill landed (the kill scenario).
@@ -154,6 +156,7 @@ func (e *env) logs() string {
 	if e.child != nil {
 		ps = append(ps, e.child)
 	}
+	ps = append(ps, e.replicas...)
 	return proc.Tails(40, ps...)
 }
 
