@@ -1,0 +1,84 @@
+package verify_test
+
+import (
+	"sync"
+	"testing"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/functions/patchpod"
+	"github.com/inplace-dev/inplace/functions/verify"
+	"github.com/inplace-dev/inplace/functions/verify/fntest"
+	"github.com/inplace-dev/inplace/pkg/bus/bustest"
+	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/test/world"
+)
+
+// TestOneDecisionPerPodAcrossReplicas: the deliveries of
+// TestOneDecisionPerPod shared between two replicas of verify (two
+// Functions, each its own per-pod lock and lease holder on one real
+// nats-server): the pod's lease lets one of them at a time read, decide and
+// write; one write closes the upgrade, none fails its precondition (422).
+func TestOneDecisionPerPodAcrossReplicas(t *testing.T) {
+	w := world.Shared(t)
+	ns := w.NewNamespace(t)
+	pc := fntest.Identity(t, w, patchpod.RBAC, ns)
+	writes := &fntest.Writes{}
+	rc := fntest.IdentityConfig(t, w, verify.RBAC, ns)
+	rc.Wrap(writes.Wrap)
+	vc, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := bustest.New(t, nil)
+	var replicas []*verify.Function
+	for range 2 {
+		l, err := b.Leases(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		replicas = append(replicas, verify.New(verify.Deps{Client: vc, Guard: fntest.Guard(vc), Leases: l}))
+	}
+	fx := fixture{w: w, ns: ns, patch: patchpod.New(patchpod.Deps{Client: pc, Guard: fntest.Guard(pc)}), fn: replicas[0]}
+
+	v1, v2 := fntest.Push(t, w, "verify/replicas", "v1"), fntest.Push(t, w, "verify/replicas", "v2")
+	pod := fntest.RunPod(t, w, fntest.Pod(ns, "web", v1.Ref, false))
+	plan := fntest.Plan(t, pod, "up-replicas", v2)
+	patched := fx.patched(t, plan)
+	after := fntest.WaitPod(t, w, pod, "Ready on the target", func(p *corev1.Pod) bool {
+		cs := fntest.ContainerStatus(p)
+		return cs != nil && cs.ImageID == v2.ImageID && cs.Ready
+	})
+	cs := fntest.ContainerStatus(after)
+	restarted := fntest.Event(t, "restarted-replicas", events.ContainerRestarted, "", ns+"/web", events.ContainerRestartedData{
+		Pod: plan.Pod, Container: "app", NewContainerID: cs.ContainerID, RestartCount: cs.RestartCount, ImageID: cs.ImageID})
+	ins := []cloudevents.Event{patched, fx.podUpdated(t, pod), restarted}
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 4*len(ins))
+	for range 2 {
+		for _, fn := range replicas {
+			for _, in := range ins {
+				wg.Go(func() {
+					if _, err := fn.Handle(t.Context(), in); err != nil && !fntest.IsNotYet(err) {
+						errs <- err
+					}
+				})
+			}
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("delivery: %v", err)
+	}
+	if got := writes.Status(); got[200] != 1 || len(got) != 1 {
+		t.Errorf("pod writes by answer = %v; want exactly one, 200", got)
+	}
+	if st := state(t, fntest.Get(t, w, pod)); st.Phase != inplace.PhaseSucceeded {
+		t.Errorf("state phase = %s, want Succeeded", st.Phase)
+	}
+}
