@@ -178,7 +178,13 @@ func TestRestartCrashFails(t *testing.T) {
 	if !strings.Contains(res.Reason+res.Message, "CrashLoopBackOff") {
 		t.Errorf("reason %q %q; want the crash", res.Reason, res.Message)
 	}
-	evs := e.podEvents(pod.Name)
+	// The result is on the bus before the Event reaches the API server
+	// (Events have their own client and budget): wait for it.
+	var evs map[string][]string
+	_ = world.Eventually(t.Context(), 30*time.Second, "InPlaceRestartFailed on "+pod.Name, func(context.Context) (bool, error) {
+		evs = e.podEvents(pod.Name)
+		return len(evs["InPlaceRestartFailed"]) > 0, nil
+	})
 	if len(evs["InPlaceRestartFailed"]) != 1 || len(evs["InPlaceRollback"]) != 0 {
 		t.Errorf("InPlaceRestartFailed Events %q, InPlaceRollback %q; want one failure and no rollback", evs["InPlaceRestartFailed"], evs["InPlaceRollback"])
 	}
