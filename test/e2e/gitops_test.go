@@ -44,7 +44,7 @@ func TestGitOpsManagedDeploymentIsUpgradedInPlaceAndItsTemplateLeftToGit(t *test
 	if img := dep.Spec.Template.Spec.Containers[0].Image; img != old || dep.Spec.Paused {
 		t.Errorf("template %s paused %v; want it left as is", img, dep.Spec.Paused)
 	}
-	if got := e.kubeletEvents("web")["InPlaceTemplateLeftToGitOps"]; len(got) != 1 {
+	if got := e.eventsOnceThere("web", "InPlaceTemplateLeftToGitOps")["InPlaceTemplateLeftToGitOps"]; len(got) != 1 {
 		t.Errorf("Events on the Deployment: %v", e.kubeletEvents("web"))
 	}
 	rs, err := history.ReadRollouts(t.Context(), e.s.Bus.JetStream(), e.s.Bus.Config().KVBucket)

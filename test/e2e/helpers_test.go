@@ -215,6 +215,20 @@ func (e *env) types() map[string]int {
 	return out
 }
 
+// eventsOnceThere returns the Events on obj (by reason) once one of reason
+// is there, or after 30 s: a function's Events go through their own client
+// and budget, so they may reach the API server after the bus event a test
+// waited for.
+func (e *env) eventsOnceThere(obj, reason string) map[string][]string {
+	e.t.Helper()
+	var evs map[string][]string
+	_ = world.Eventually(e.t.Context(), 30*time.Second, reason+" on "+obj, func(context.Context) (bool, error) {
+		evs = e.kubeletEvents(obj)
+		return len(evs[reason]) > 0, nil
+	})
+	return evs
+}
+
 // kubeletEvents returns the kubelet's Events on pod, by reason, in time order.
 func (e *env) kubeletEvents(pod string) map[string][]string {
 	e.t.Helper()

@@ -53,7 +53,7 @@ func TestRestartOneContainerOfTwo(t *testing.T) {
 	if got, want := d.Spec.Template.Spec.Containers[0].Image, e.ref("shop", "1.0.0"); got != want {
 		t.Errorf("template image %s; want it left at %s", got, want)
 	}
-	if evs := e.podEvents(pod.Name)["InPlaceRestart"]; len(evs) != 1 {
+	if evs := e.eventsOnceThere(pod.Name, "InPlaceRestart")["InPlaceRestart"]; len(evs) != 1 {
 		t.Errorf("InPlaceRestart Events %q; want one", evs)
 	}
 	series := `inplace_planned_restarts_total{container="app",namespace="` + e.ns + `",pod="` + pod.Name + `"}`
@@ -178,13 +178,7 @@ func TestRestartCrashFails(t *testing.T) {
 	if !strings.Contains(res.Reason+res.Message, "CrashLoopBackOff") {
 		t.Errorf("reason %q %q; want the crash", res.Reason, res.Message)
 	}
-	// The result is on the bus before the Event reaches the API server
-	// (Events have their own client and budget): wait for it.
-	var evs map[string][]string
-	_ = world.Eventually(t.Context(), 30*time.Second, "InPlaceRestartFailed on "+pod.Name, func(context.Context) (bool, error) {
-		evs = e.podEvents(pod.Name)
-		return len(evs["InPlaceRestartFailed"]) > 0, nil
-	})
+	evs := e.eventsOnceThere(pod.Name, "InPlaceRestartFailed")
 	if len(evs["InPlaceRestartFailed"]) != 1 || len(evs["InPlaceRollback"]) != 0 {
 		t.Errorf("InPlaceRestartFailed Events %q, InPlaceRollback %q; want one failure and no rollback", evs["InPlaceRestartFailed"], evs["InPlaceRollback"])
 	}
