@@ -141,9 +141,16 @@ func (e *env) checkNoPrepullPod() int {
 // true counts and the template synced, and no rollout.halted.
 func (e *env) checkCompletion(p pushed, n int) int {
 	e.t.Helper()
-	evs, err := e.rolloutEvents(p.upgradeID)
+	// On a JetStream cluster a fresh ordered consumer may not answer its
+	// first fetch yet ("no responders"): read again until it does.
+	var evs []cloudEvent
+	var last error
+	err := world.Eventually(e.t.Context(), time.Minute, "the rollout's outcomes read from the stream", func(context.Context) (bool, error) {
+		evs, last = e.rolloutEvents(p.upgradeID)
+		return last == nil, nil
+	})
 	if err != nil {
-		e.t.Fatal(err)
+		e.t.Fatalf("%v: %v", err, last)
 	}
 	completed, halted := map[string]events.RolloutData{}, 0
 	for _, ev := range evs {
