@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/utils/keymutex"
+
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/rollout"
 	"github.com/inplace-dev/inplace/pkg/settle"
@@ -30,6 +32,9 @@ type changeWatcher interface {
 	Changed(ref events.ObjectRef) (<-chan struct{}, func())
 }
 
+// syncLocks holds one template sync at a time per workload.
+var syncLocks = keymutex.NewHashed(64)
+
 // maxSyncWait bounds how long one delivery waits for a controller to move
 // during a template sync before it hands the wait to the bus (NotYet);
 // syncSteps bounds the steps one delivery takes.
@@ -43,7 +48,24 @@ const (
 // status, a StatefulSet's revision) waits for the workload's next change in
 // the informer cache, then the sync reads again: driven by the watch, no
 // fixed delay between steps. When done the rollout is Completed.
+//
+// One sync at a time per workload in this process (several deliveries of
+// one rollout's outcomes, or the watchdog, may reach here at once), and the
+// step is re-read from the record under the lock: the Syncer writes to the
+// workload before the record's compare-and-swap, so a stale step would
+// pause a Deployment again after its sync was restored.
 func (f *Function) syncTemplate(ctx context.Context, r *rollout.Rollout) (*rollout.Rollout, error) {
+	key := rollout.Key(r.Workload)
+	syncLocks.LockKey(key)
+	defer func() { _ = syncLocks.UnlockKey(key) }()
+	data, _, err := f.d.Store.Get(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("compute-spec: read rollout %s: %w", r.UpgradeID, err)
+	}
+	if cur, err := decode(data); err != nil || cur == nil || cur.UpgradeID != r.UpgradeID ||
+		cur.Phase != rollout.Syncing || step(cur.Sync) != step(r.Sync) {
+		return nil, settle.NotYet(stallRecheck, "template sync of %s: moved on meanwhile", r.Workload)
+	}
 	watcher, _ := f.d.Cache.(changeWatcher)
 	for range syncSteps {
 		var woken <-chan struct{}
