@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/keymutex"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/bus"
 	"github.com/inplace-dev/inplace/pkg/inplace"
 	"github.com/inplace-dev/inplace/pkg/kube"
 	"github.com/inplace-dev/inplace/pkg/settle"
@@ -84,9 +85,7 @@ type Deps struct {
 
 // Leases hold a pod for one replica of a function at a time; a pod held
 // by another replica is ErrHeld (bus.Leases).
-type Leases interface {
-	Take(ctx context.Context, function, uid string) (release func(), err error)
-}
+type Leases = bus.LeaseTaker
 
 // Function is the patch-pod function.
 type Function struct {
@@ -142,7 +141,7 @@ func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudeven
 	key := d.Plan.Pod.Namespace + "/" + d.Plan.Pod.Name
 	f.pods.LockKey(key)
 	defer func() { _ = f.pods.UnlockKey(key) }()
-	release, err := lease(ctx, f.d.Leases, Name, d.Plan.Pod.UID)
+	release, err := bus.TakeLease(ctx, f.d.Leases, Name, d.Plan.Pod.UID)
 	if err != nil {
 		return nil, err
 	}

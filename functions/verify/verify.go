@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/keymutex"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/bus"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/inplace"
 	"github.com/inplace-dev/inplace/pkg/kube"
@@ -71,9 +72,7 @@ type Deps struct {
 
 // Leases hold a pod for one replica of a function at a time; a pod held
 // by another replica is ErrHeld (bus.Leases).
-type Leases interface {
-	Take(ctx context.Context, function, uid string) (release func(), err error)
-}
+type Leases = bus.LeaseTaker
 
 // Function is the verify function.
 type Function struct {
@@ -132,7 +131,7 @@ func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudeven
 	key := s.ref.Namespace + "/" + s.ref.Name
 	f.pods.LockKey(key)
 	defer func() { _ = f.pods.UnlockKey(key) }()
-	release, err := lease(ctx, f.d.Leases, Name, cmp.Or(s.ref.UID, s.ref.Namespace+"."+s.ref.Name))
+	release, err := bus.TakeLease(ctx, f.d.Leases, Name, cmp.Or(s.ref.UID, s.ref.Namespace+"."+s.ref.Name))
 	if err != nil {
 		return nil, err
 	}

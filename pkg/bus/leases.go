@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/inplace-dev/inplace/pkg/settle"
 )
 
 // Leases hold one pod at a time across the replicas of a function: before
@@ -32,6 +34,30 @@ type Leases struct {
 
 // ErrHeld: another holder has the lease and it has not expired.
 var ErrHeld = errors.New("lease held by another replica")
+
+// LeaseTaker takes a pod's lease for one replica of a function (Leases; a
+// fake in unit tests); a pod held by another replica is ErrHeld.
+type LeaseTaker interface {
+	Take(ctx context.Context, function, uid string) (release func(), err error)
+}
+
+// heldRetry is how soon an input whose pod another replica holds comes
+// back: a holder keeps it for one read-decide-write, milliseconds.
+const heldRetry = 200 * time.Millisecond
+
+// TakeLease takes the pod's lease through l (nothing to take when l is
+// nil: no leases); a pod another replica holds is "not yet": the input
+// comes back after heldRetry.
+func TakeLease(ctx context.Context, l LeaseTaker, function, uid string) (func(), error) {
+	if l == nil {
+		return func() {}, nil
+	}
+	release, err := l.Take(ctx, function, uid)
+	if errors.Is(err, ErrHeld) {
+		return nil, settle.NotYet(heldRetry, "%v", err)
+	}
+	return release, err
+}
 
 // LeasesBucket names the bucket of pod leases.
 func (c Config) LeasesBucket() string { return c.KVBucket + "-leases" }
