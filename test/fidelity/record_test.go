@@ -76,6 +76,13 @@ func (r *recorder) pod(p *corev1.Pod) {
 }
 
 func (r *recorder) event(e *corev1.Event) {
+	// Only the kubelet's Events are compared: the simulation stands in for
+	// the kubelet alone, and the control plane's own (the taint-eviction
+	// controller cancelling a deletion when a loaded hollow node's not-ready
+	// taint comes and goes) say nothing about it.
+	if e.Source.Component != "kubelet" && e.ReportingController != "kubelet" {
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := fmt.Sprintf("%s %s %s: %s", e.Source.Component, e.Type, e.Reason, r.label(normalizeMessage(e.Message)))
