@@ -37,7 +37,7 @@ func (b *Bus) Failures(ctx context.Context) (*Failures, error) {
 	if b.cfg.MemoryStorage {
 		storage = jetstream.MemoryStorage
 	}
-	kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	kv, err := createKV(ctx, b.js, jetstream.KeyValueConfig{
 		Bucket:      b.cfg.FailuresBucket(),
 		Description: "inplace: failed deliveries per function and stream sequence",
 		History:     1,

@@ -42,7 +42,7 @@ func openKV(ctx context.Context, js jetstream.JetStream, cfg Config) (*KV, error
 	if cfg.MemoryStorage {
 		storage = jetstream.MemoryStorage
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	kv, err := createKV(ctx, js, jetstream.KeyValueConfig{
 		Bucket:      cfg.KVBucket,
 		Description: "inplace rollout progress",
 		History:     5,

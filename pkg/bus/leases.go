@@ -75,7 +75,7 @@ func (b *Bus) Leases(ctx context.Context) (*Leases, error) {
 		if b.cfg.MemoryStorage {
 			storage = jetstream.MemoryStorage
 		}
-		kv, err = b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		kv, err = createKV(ctx, b.js, jetstream.KeyValueConfig{
 			Bucket:      b.cfg.LeasesBucket(),
 			Description: "inplace: which replica of a function acts on a pod",
 			History:     1,

@@ -80,7 +80,11 @@ func (b *Bus) streamConfig() jetstream.StreamConfig {
 
 func (b *Bus) ensureStream(ctx context.Context) error {
 	want := b.streamConfig()
-	s, err := b.js.CreateOrUpdateStream(ctx, want)
+	var s jetstream.Stream
+	err := setUp(ctx, b.log, "stream "+want.Name, func(ctx context.Context) (err error) {
+		s, err = b.js.CreateOrUpdateStream(ctx, want)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("bus: set up stream %s: %w", want.Name, err)
 	}
@@ -121,7 +125,11 @@ func (b *Bus) EnsureConsumers(ctx context.Context, specs ...ConsumerSpec) error 
 			}
 			continue
 		}
-		if _, err := b.js.CreateOrUpdateConsumer(ctx, b.cfg.Stream, b.ConsumerConfig(spec)); err != nil {
+		err := setUp(ctx, b.log, "consumer "+spec.Name, func(ctx context.Context) error {
+			_, err := b.js.CreateOrUpdateConsumer(ctx, b.cfg.Stream, b.ConsumerConfig(spec))
+			return err
+		})
+		if err != nil {
 			return fmt.Errorf("bus: set up consumer %s: %w", spec.Name, err)
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/inplace-dev/inplace/functions/computespec"
 	"github.com/inplace-dev/inplace/pkg/app"
 	"github.com/inplace-dev/inplace/pkg/bus"
+	"github.com/inplace-dev/inplace/pkg/bus/bustest"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/inplace"
 	"github.com/inplace-dev/inplace/pkg/rollout"
@@ -37,7 +38,7 @@ type env struct {
 	w    *world.World
 	ns   string
 	dir  string
-	nats *natsServers
+	nats *bustest.Servers
 	cfg  bus.Config
 	nc   *nats.Conn
 	b    *bus.Bus
@@ -70,7 +71,7 @@ func newEnv(t *testing.T, natsNodes int) *env {
 		rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7)), kubeconfig: w.Cluster.Kubeconfig()}
 	e.wl = events.ObjectRef{Kind: "Deployment", Namespace: e.ns, Name: "web"}
 	e.configMap()
-	e.nats = startNATS(t, natsNodes)
+	e.nats = bustest.Cluster(t, natsNodes)
 	e.connect()
 	t.Cleanup(e.stopChild)
 	return e

@@ -54,8 +54,8 @@ func TestStreamLeaderLoss(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			i := e.nats.index(leader)
-			e.nats.stop(i)
+			i := e.nats.Index(leader)
+			e.nats.Stop(i)
 			t.Logf("stopped the stream leader %s", leader)
 			err = world.Eventually(t.Context(), time.Minute, "a new stream leader", func(ctx context.Context) (bool, error) {
 				ctx, cancel := context.WithTimeout(ctx, 5*time.Second) // a request may hang while the cluster elects
@@ -67,7 +67,7 @@ func TestStreamLeaderLoss(t *testing.T) {
 				t.Fatalf("%v%s", err, e.logs())
 			}
 			time.Sleep(3 * time.Second) // the rollout runs on two nodes
-			e.nats.start(i)
+			e.nats.Start(i)
 			e.done(p, 3*time.Minute)
 			record(t, "JetStream cluster (R3) losing its stream leader", "leader losses", 1, 1, pods, e.check(base, []pushed{p}))
 		})
@@ -77,9 +77,9 @@ func TestStreamLeaderLoss(t *testing.T) {
 // restartNATS stops server i and starts it again on the same port and store.
 func (e *env) restartNATS(i int) {
 	e.t.Helper()
-	e.nats.stop(i)
+	e.nats.Stop(i)
 	time.Sleep(time.Second)
-	e.nats.start(i)
+	e.nats.Start(i)
 	e.t.Logf("restarted nats %d", i)
 }
 
