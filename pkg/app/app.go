@@ -42,6 +42,10 @@ type App struct {
 	Background []func(ctx context.Context)
 	// registry takes the functions' own metrics (planned restarts); nil: none.
 	registry prometheus.Registerer
+	// leases hold each pod for one pod of patch-pod's or verify's Service
+	// at a time in Knative mode (on the bus, each function's link has its
+	// own); nil: none.
+	leases *bus.Leases
 }
 
 // Build assembles what p asks for on the bus links l (each function on

@@ -166,6 +166,9 @@ func (a *App) buildFunctions(ctx context.Context, p *config.Process, l *links, l
 			}
 		}
 	}
+	if l == nil && a.leases != nil { // Knative mode
+		d.Leases[patchpod.Name], d.Leases[verify.Name] = a.leases, a.leases
+	}
 	fns, loops := Functions(ctx, p.Functions, d)
 	a.Functions = append(a.Functions, fns...)
 	a.Background = append(a.Background, loops...)

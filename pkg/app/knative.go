@@ -58,7 +58,13 @@ func BuildKnative(ctx context.Context, p *config.Process, log *slog.Logger) (*Ap
 		}
 	}
 	if p.Runs(computespec.Name) || p.Runs(patchpod.Name) || p.Runs(verify.Name) {
-		if a.KV, closeKV, err = openKV(ctx, p); err != nil {
+		var nc *nats.Conn
+		if a.KV, nc, err = openKV(ctx, p); err != nil {
+			return nil, nil, err
+		}
+		closeKV = nc.Close
+		if a.leases, err = knativeLeases(ctx, nc, p, log); err != nil {
+			closeKV()
 			return nil, nil, err
 		}
 	}
@@ -85,8 +91,9 @@ func (a *App) startCache(ctx context.Context, log *slog.Logger) error {
 
 // openKV dials NATS for the rollout bucket alone: Knative mode consumes
 // nothing from the stream, so it does not set one up. compute-spec creates
-// the bucket; patch-pod and verify only read it, so they bind to it.
-func openKV(ctx context.Context, p *config.Process) (*bus.KV, func(), error) {
+// the bucket; patch-pod and verify only read it, so they bind to it. The
+// connection is the caller's to close.
+func openKV(ctx context.Context, p *config.Process) (*bus.KV, *nats.Conn, error) {
 	if p.NATSURL == "" {
 		return nil, nil, fmt.Errorf("knative: --nats-url (INPLACE_NATS_URL): compute-spec keeps rollout state in NATS KV, " +
 			"and patch-pod and verify check every write against it: they need a NATS server")
@@ -108,7 +115,24 @@ func openKV(ctx context.Context, p *config.Process) (*bus.KV, func(), error) {
 		nc.Close()
 		return nil, nil, err
 	}
-	return kv, nc.Close, nil
+	return kv, nc, nil
+}
+
+// knativeLeases opens the pod leases for patch-pod and verify: Knative
+// scales a function's Service to several pods, which take deliveries for
+// one pod at once just as replicas on the bus do. The leases are taken as
+// the function's own NATS identity, so a Service running several functions
+// under one identity (compute-spec's) goes without them; its guarded writes
+// still keep each pod right. nil: no leases.
+func knativeLeases(ctx context.Context, nc *nats.Conn, p *config.Process, log *slog.Logger) (*bus.Leases, error) {
+	if !p.Runs(patchpod.Name) && !p.Runs(verify.Name) {
+		return nil, nil
+	}
+	if p.NATSCredentials != "" && len(p.Functions) > 1 {
+		log.Info("no pod leases: several functions share one NATS identity here; run patch-pod and verify as Services of their own to share pods between their replicas")
+		return nil, nil
+	}
+	return bus.OpenLeases(ctx, nc, p.Bus, p.NATSCredentials != "")
 }
 
 // knativeDial are the connection options of the service: with

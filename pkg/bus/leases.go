@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/inplace-dev/inplace/pkg/settle"
@@ -65,27 +66,43 @@ func (c Config) LeasesBucket() string { return c.KVBucket + "-leases" }
 // Leases opens (creating or updating) the lease bucket; an attached bus
 // finds it.
 func (b *Bus) Leases(ctx context.Context) (*Leases, error) {
-	hold := max(b.cfg.AckWait, time.Second)
+	return leasesOn(ctx, b.js, b.cfg, b.attached)
+}
+
+// OpenLeases opens the lease bucket on nc without setting up the stream:
+// for patch-pod and verify in Knative mode, where several pods of a
+// function's Service take deliveries at once. find: only find the bucket
+// (an identity that may not make it; the operator did).
+func OpenLeases(ctx context.Context, nc *nats.Conn, cfg Config, find bool) (*Leases, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("bus: jetstream: %w", err)
+	}
+	return leasesOn(ctx, js, cfg, find)
+}
+
+func leasesOn(ctx context.Context, js jetstream.JetStream, cfg Config, find bool) (*Leases, error) {
+	hold := max(cfg.AckWait, time.Second)
 	var kv jetstream.KeyValue
 	var err error
-	if b.attached {
-		kv, err = b.js.KeyValue(ctx, b.cfg.LeasesBucket())
+	if find {
+		kv, err = js.KeyValue(ctx, cfg.LeasesBucket())
 	} else {
 		storage := jetstream.FileStorage
-		if b.cfg.MemoryStorage {
+		if cfg.MemoryStorage {
 			storage = jetstream.MemoryStorage
 		}
-		kv, err = createKV(ctx, b.js, jetstream.KeyValueConfig{
-			Bucket:      b.cfg.LeasesBucket(),
+		kv, err = createKV(ctx, js, jetstream.KeyValueConfig{
+			Bucket:      cfg.LeasesBucket(),
 			Description: "inplace: which replica of a function acts on a pod",
 			History:     1,
 			TTL:         2 * hold,
 			Storage:     storage,
-			Replicas:    max(b.cfg.Replicas, 1),
+			Replicas:    max(cfg.Replicas, 1),
 		})
 	}
 	if err != nil {
-		return nil, fmt.Errorf("bus: KV %s: %w", b.cfg.LeasesBucket(), err)
+		return nil, fmt.Errorf("bus: KV %s: %w", cfg.LeasesBucket(), err)
 	}
 	return newLeases(kv, hold), nil
 }
