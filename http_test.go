@@ -80,7 +80,11 @@ func serve(t *testing.T, f *Function, env map[string]string) string {
 		t.Setenv(k, v)
 	}
 	svc := fce.New(f)
-	svc.Handler = f.RetryAfter(svc.Handler)
+	h, err := f.wrap(svc.Handler, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.Handler = h
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- svc.Start(ctx) }()

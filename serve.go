@@ -15,6 +15,8 @@ import (
 	fce "knative.dev/func-go/cloudevents"
 
 	"github.com/inplace-dev/inplace/pkg/app"
+	"github.com/inplace-dev/inplace/pkg/brokerauth"
+	"github.com/inplace-dev/inplace/pkg/kube"
 	"github.com/inplace-dev/inplace/pkg/receiver"
 )
 
@@ -29,8 +31,54 @@ func Serve(ctx context.Context) error {
 	fce.SetLogLevel(fce.LogInfo)
 	f := New()
 	svc := fce.New(f)
-	svc.Handler = f.RetryAfter(svc.Handler)
+	h, err := f.wrap(svc.Handler, environ())
+	if err != nil {
+		return err
+	}
+	svc.Handler = h
 	return svc.Start(ctx)
+}
+
+// wrap is what Serve puts around func-go's handler: GET /metrics; the
+// sender's token checked before anything else when INPLACE_OIDC_AUDIENCE
+// is set (brokerauth: a refused request is never decoded); then
+// RetryAfter.
+func (f *Function) wrap(next http.Handler, cfg map[string]string) (http.Handler, error) {
+	reg := prometheus.NewRegistry()
+	h := f.RetryAfter(next)
+	ac, on, err := brokerauth.FromEnv(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("function: %w", err)
+	}
+	if on {
+		v, err := senderVerifier(ac, cfg, reg, f.log)
+		if err != nil {
+			return nil, err
+		}
+		h = v.Require(h)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.Handle("/", h)
+	return mux, nil
+}
+
+// senderVerifier reads the issuer's keys with the function's own
+// credentials (INPLACE_KUBECONFIG, or in-cluster).
+func senderVerifier(ac brokerauth.Config, cfg map[string]string, reg prometheus.Registerer, log *slog.Logger) (*brokerauth.Verifier, error) {
+	p, err := processFrom(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("function: %w", err)
+	}
+	rc, err := kube.RestConfig(p.Kubeconfig, float32(p.KubeQPS), p.KubeBurst)
+	if err != nil {
+		return nil, fmt.Errorf("function: sender verification: %w", err)
+	}
+	cs, err := kube.Client(rc)
+	if err != nil {
+		return nil, fmt.Errorf("function: sender verification: %w", err)
+	}
+	return brokerauth.New(ac, cs.Discovery().RESTClient(), reg, log)
 }
 
 func environ() map[string]string {

@@ -168,3 +168,8 @@ func writeSAKey(keyFile, pubFile string) error {
 	}
 	return nil
 }
+
+// ServiceAccountSigningKey is the PEM file of the key the API server signs
+// service-account tokens with: a test forges with it a token the cluster
+// would have issued but cannot ask for (one already expired).
+func (c *Cluster) ServiceAccountSigningKey() string { return c.pki.saKey }
