@@ -14,6 +14,7 @@ import (
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/functions/computespec"
 	"github.com/inplace-dev/inplace/functions/verify"
 	"github.com/inplace-dev/inplace/pkg/app"
 	"github.com/inplace-dev/inplace/pkg/config"
@@ -88,6 +89,11 @@ func (f *Function) Start(ctx context.Context, cfg map[string]string) error {
 		return fmt.Errorf("function: %w", err)
 	}
 	f.close = closeApp
+	if err := f.watchConfig(a, p); err != nil {
+		f.cancel()
+		closeApp()
+		return fmt.Errorf("function: %w", err)
+	}
 	for _, loop := range a.Background {
 		go loop(f.base)
 	}
@@ -98,6 +104,21 @@ func (f *Function) Start(ctx context.Context, cfg map[string]string) error {
 	f.ready.Store(true)
 	f.log.Info("inplace function ready", "functions", p.Functions, "sink", cfg["K_SINK"])
 	return nil
+}
+
+// watchConfig runs compute-spec's ConfigMap and Secret watch for
+// inplace.dev/restart-on-change, its restart requests sent to the Broker
+// (K_SINK) like every other event the function makes: in Knative mode no
+// bus is there to publish them on.
+func (f *Function) watchConfig(a *app.App, p *config.Process) error {
+	if !p.Runs(computespec.Name) {
+		return nil
+	}
+	if f.sink == nil {
+		f.log.Warn("inplace.dev/restart-on-change is not watched: no K_SINK to send restart requests to (the SinkBinding of config/knative/eventing gives compute-spec one)")
+		return nil
+	}
+	return a.WatchConfigChanges(f.base, f.sink, f.log)
 }
 
 // index maps each input type to the function taking it.

@@ -176,18 +176,9 @@ func (a *App) buildFunctions(ctx context.Context, p *config.Process, l *links, l
 		a.Background = append(a.Background, a.poller(l.bus(busauth.Poller), log).Run)
 	}
 	if p.Runs(computespec.Name) && l != nil {
-		rlog := log.With("function", "reconfig")
-		secrets := reconfig.CanWatchSecrets(ctx, a.Kube)
-		if !secrets {
-			rlog.Info("Secrets are not watched (no list/watch on secrets; config/optional/reconfig-secrets.yaml grants it): inplace.dev/restart-on-change acts on ConfigMaps only")
-		}
-		rw, err := reconfig.New(a.Kube, reconfig.Listers{Deployments: a.Cache.Deployments,
-			StatefulSets: a.Cache.StatefulSets, DaemonSets: a.Cache.DaemonSets},
-			l.bus(computespec.Name), secrets, rlog)
-		if err != nil {
+		if err := a.WatchConfigChanges(ctx, l.bus(computespec.Name), log); err != nil {
 			return err
 		}
-		a.Background = append(a.Background, rw.Run)
 	}
 	if p.WatchPods {
 		w, err := watcher.New(a.Cache.PodInformer(), a.Kube, l.bus(busauth.PodWatcher), watcher.Options{Log: log.With("function", "pod-watcher")})
@@ -259,3 +250,26 @@ func every(ctx context.Context, period time.Duration, fn func(context.Context) e
 }
 
 var _ watcher.Publisher = (*bus.Bus)(nil)
+
+// WatchConfigChanges adds the watcher of ConfigMaps (and Secrets, when
+// allowed) that publishes restart requests to pub for the workloads asking
+// for inplace.dev/restart-on-change (pkg/reconfig). It runs beside
+// compute-spec, reading the workloads from its cache: on the bus pub is
+// compute-spec's link; in Knative mode, the Broker (K_SINK).
+func (a *App) WatchConfigChanges(ctx context.Context, pub reconfig.Publisher, log *slog.Logger) error {
+	if a.Cache == nil {
+		return fmt.Errorf("reconfig: compute-spec's informer cache is not running")
+	}
+	rlog := log.With("function", "reconfig")
+	secrets := reconfig.CanWatchSecrets(ctx, a.Kube)
+	if !secrets {
+		rlog.Info("Secrets are not watched (no list/watch on secrets; config/optional/reconfig-secrets.yaml grants it): inplace.dev/restart-on-change acts on ConfigMaps only")
+	}
+	rw, err := reconfig.New(a.Kube, reconfig.Listers{Deployments: a.Cache.Deployments,
+		StatefulSets: a.Cache.StatefulSets, DaemonSets: a.Cache.DaemonSets}, pub, secrets, rlog)
+	if err != nil {
+		return err
+	}
+	a.Background = append(a.Background, rw.Run)
+	return nil
+}
