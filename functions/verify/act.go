@@ -70,22 +70,12 @@ func (s *step) rollback(ctx context.Context, plan events.Plan, st *inplace.State
 	return s.later(r)
 }
 
-// finish opens the gate, closes the state with phase and reports.
+// finish closes the state with phase (opening the gate in the same write)
+// and reports.
 func (s *step) finish(ctx context.Context, plan events.Plan, st *inplace.State, pod *corev1.Pod,
 	phase inplace.Phase, d decision) ([]cloudevents.Event, error) {
-	if gateToOpen(pod) {
-		if err := s.openGate(ctx, pod, phase); err != nil {
-			return nil, err
-		}
-	}
-	patch, err := inplace.FinishPatch(pod, *st, phase, d.reason, s.f.d.Clock.Now())
-	if err != nil && !errors.Is(err, inplace.ErrAlreadyApplied) {
+	if err := s.close(ctx, pod, *st, phase, d.reason); err != nil {
 		return nil, err
-	}
-	if err == nil {
-		if err := s.write(ctx, pod, patch); err != nil {
-			return nil, err
-		}
 	}
 	next := *st
 	next.Phase, next.Reason, next.Message = phase, d.reason, d.message
@@ -108,29 +98,34 @@ func (s *step) finish(ctx context.Context, plan events.Plan, st *inplace.State, 
 	return s.outcome(plan, &next, pod, events.UpgradeFailed, events.OutcomeFailed, d.reason, d.message)
 }
 
-// write sends a JSON patch of this package's making; a failed test means
-// the pod changed: read it again.
-func (s *step) write(ctx context.Context, pod *corev1.Pod, patch []byte) error {
+// close is the upgrade's last write: the state's final phase, with the
+// gate set True in the same patch (through the status subresource) when
+// the pod declares it and it is not True yet.
+func (s *step) close(ctx context.Context, pod *corev1.Pod, st inplace.State, phase inplace.Phase, reason string) error {
+	build, sub := inplace.FinishPatch, []string(nil)
+	if gateToOpen(pod) {
+		build, sub = inplace.FinishGatePatch, []string{"status"}
+	}
+	patch, err := build(pod, st, phase, reason, s.f.d.Clock.Now())
+	switch {
+	case errors.Is(err, inplace.ErrAlreadyApplied):
+		return nil
+	case err != nil:
+		return err
+	}
+	return s.write(ctx, pod, patch, sub...)
+}
+
+// write sends a JSON patch of this package's making (to the subresource,
+// if any); a failed test means the pod changed: read it again.
+func (s *step) write(ctx context.Context, pod *corev1.Pod, patch []byte, subresource ...string) error {
 	out, err := s.f.d.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.JSONPatchType, patch,
-		metav1.PatchOptions{FieldManager: FieldManager})
+		metav1.PatchOptions{FieldManager: FieldManager}, subresource...)
 	switch {
 	case inplace.PreconditionFailed(err), apierrors.IsNotFound(err), apierrors.IsConflict(err):
 		return errAgain
 	case err != nil:
 		return fmt.Errorf("verify %s: patch: %w", s.ref, err)
-	}
-	s.f.d.Reader.Wrote(out)
-	return nil
-}
-
-// openGate sets the inplace.dev/ready condition True, pinned to the UID.
-func (s *step) openGate(ctx context.Context, pod *corev1.Pod, phase inplace.Phase) error {
-	patch := inplace.GatePatch(pod.UID, corev1.ConditionTrue, inplace.GateReasonDone,
-		"in-place upgrade "+string(phase), s.f.d.Clock.Now())
-	out, err := s.f.d.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch,
-		metav1.PatchOptions{FieldManager: FieldManager}, "status")
-	if err != nil {
-		return fmt.Errorf("verify %s: set gate True: %w", s.ref, err)
 	}
 	s.f.d.Reader.Wrote(out)
 	return nil

@@ -1,0 +1,60 @@
+package e2e_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/config"
+)
+
+// The project's writes per upgraded pod, counted on the real control plane
+// from the inplace process's own client: one without a readiness gate (the
+// guarded image + state patch; success goes on the bus and into the rollout
+// record), three with one (gate False, the patch, gate True with the final
+// state), and not one write refused (409 conflict, 422 failed test).
+func TestWritesPerUpgradedPod(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		gate bool
+		want int
+	}{{"plain", false, 1}, {"gated", true, 3}} {
+		t.Run(c.name, func(t *testing.T) {
+			counter := &requests{}
+			counter.reset()
+			e := newEnvWith(t, func(p *config.Process) { p.WrapTransport = counter.wrap })
+			const n = 6
+			e.push("shop", "1.0.0")
+			e.deploy(workload{name: "web", replicas: n, image: e.ref("shop", "1.0.0"), gate: c.gate,
+				annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "50%",
+					"inplace.dev/grace-seconds": "0"}})
+			counter.reset()
+
+			digest := e.push("shop", "1.1.0")
+			e.waitAllOn("web", n, digest, 3*time.Minute)
+			e.waitEvent(events.RolloutCompleted, "/web", time.Minute)
+			counts, codes := counter.snapshot()
+			t.Logf("requests for %d pods: %s", n, summary(counts))
+			t.Logf("answers: %s", summary(codes))
+
+			writes, failed := 0, []string{}
+			for k, v := range codes {
+				if !strings.HasPrefix(k, "PATCH pods") && !strings.HasPrefix(k, "PUT pods") {
+					continue
+				}
+				writes += v
+				if !strings.HasSuffix(k, " 200") {
+					failed = append(failed, fmt.Sprintf("%s×%d", k, v))
+				}
+			}
+			if writes > c.want*n {
+				t.Errorf("%d pod writes for %d pods (%.1f per pod); want at most %d per pod", writes, n, float64(writes)/n, c.want)
+			}
+			if len(failed) > 0 {
+				t.Errorf("refused pod writes: %v; want none", failed)
+			}
+		})
+	}
+}
