@@ -6,8 +6,12 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/inplace"
 )
 
 // The project's writes per upgraded pod, counted on the real control plane
@@ -55,6 +59,26 @@ func TestWritesPerUpgradedPod(t *testing.T) {
 			if len(failed) > 0 {
 				t.Errorf("refused pod writes: %v; want none", failed)
 			}
+			if c.gate {
+				e.checkGatedEnd("web")
+			}
 		})
+	}
+}
+
+// checkGatedEnd: every gated pod of app ends with its gate True and its
+// state Succeeded, both from verify's one last write.
+func (e *env) checkGatedEnd(app string) {
+	e.t.Helper()
+	list, err := e.w.Client().CoreV1().Pods(e.ns).List(e.t.Context(), metav1.ListOptions{LabelSelector: "app=" + app})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, p := range list.Items {
+		st, err := inplace.ParseState(&p)
+		gate, _ := inplace.GateStatus(&p)
+		if err != nil || st == nil || st.Phase != inplace.PhaseSucceeded || gate != corev1.ConditionTrue {
+			e.t.Errorf("pod %s: state %+v (%v), gate %q; want Succeeded and True", p.Name, st, err, gate)
+		}
 	}
 }
