@@ -89,6 +89,9 @@ type ContainerPlan struct {
 	ToDigest string `json:"toDigest,omitempty"`
 	// PullPolicy is the container's imagePullPolicy, for pre-pull.
 	PullPolicy string `json:"pullPolicy,omitempty"`
+	// Resources is set on a resize's plan: the container's resources
+	// before and after (its image stays: FromImage is ToImage).
+	Resources *ResizeResources `json:"resources,omitempty"`
 }
 
 // Plan (upgrade.planned) is the upgrade of one pod.
@@ -117,6 +120,9 @@ type Plan struct {
 	// Restart is set when the plan restarts containers on the bytes they
 	// run (a container.restart.requested) rather than upgrading them.
 	Restart *RestartPlan `json:"restart,omitempty"`
+	// Resize is set when the plan changes containers' CPU and memory in
+	// place (a container.resize.requested) rather than their images.
+	Resize *ResizePlan `json:"resize,omitempty"`
 }
 
 // Validate implements Validator.

@@ -69,6 +69,10 @@ func decodeLike(t *testing.T, e cloudevents.Event, want any) any {
 		got, err = As[RestartRequestData](e)
 	case RestartResultData:
 		got, err = As[RestartResultData](e)
+	case ResizeRequestData:
+		got, err = As[ResizeRequestData](e)
+	case ResizeResultData:
+		got, err = As[ResizeResultData](e)
 	case OutcomeData:
 		got, err = As[OutcomeData](e)
 	case RolloutData:

@@ -53,6 +53,10 @@ func Check(e cloudevents.Event) error {
 		_, err = As[RestartRequestData](e)
 	case ContainerRestartSucceeded, ContainerRestartFailed:
 		_, err = As[RestartResultData](e)
+	case ContainerResizeRequested:
+		_, err = As[ResizeRequestData](e)
+	case ContainerResizeSucceeded, ContainerResizeFailed:
+		_, err = As[ResizeResultData](e)
 	default:
 		return permanent(e.Type(), fieldErr("type", "not an event type inplace accepts"))
 	}

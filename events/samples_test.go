@@ -65,5 +65,11 @@ func samples() map[string]any {
 			Counts: Counts{Pods: 3, Succeeded: 3}},
 		ContainerRestartFailed: RestartResultData{RequestID: "r-7f3a", Target: workload, Containers: []string{"app"},
 			Counts: Counts{Pods: 3, Succeeded: 1, Failed: 1}, Reason: "CrashLoopBackOff", Message: "shop/web-1: back-off"},
+		ContainerResizeRequested: ResizeRequestData{Target: workload, Containers: []string{"app"}, CPU: "500m", Memory: "256Mi",
+			DeadlineSeconds: 120, Reason: "black friday"},
+		ContainerResizeSucceeded: ResizeResultData{RequestID: "z-7f3a", Target: workload, Containers: []string{"app"}, CPU: "500m",
+			Counts: Counts{Pods: 3, Succeeded: 3}, Template: "TemplateSynced"},
+		ContainerResizeFailed: ResizeResultData{RequestID: "z-7f3a", Target: workload, Containers: []string{"app"}, CPU: "64",
+			Counts: Counts{Pods: 3, RolledBack: 1}, Reason: "Infeasible", Message: "shop/web-1: Node didn't have enough capacity"},
 	}
 }

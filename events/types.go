@@ -38,6 +38,7 @@ var Types = []string{
 	RolloutCompleted, RolloutHalted, RolloutResumed,
 	UpgradeApprovalRequested, UpgradeApproved, UpgradeRejected, UpgradeApprovalExpired,
 	ContainerRestartRequested, ContainerRestartSucceeded, ContainerRestartFailed,
+	ContainerResizeRequested, ContainerResizeSucceeded, ContainerResizeFailed,
 }
 
 // Foreign event types accepted as input and adapted onto the project's own.

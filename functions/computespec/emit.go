@@ -96,6 +96,9 @@ func (f *Function) plannedEvent(in cloudevents.Event, r *rollout.Rollout, p *rol
 	if r.Restart != nil {
 		plan.Restart = r.Restart.Plan()
 	}
+	if r.Resize != nil {
+		plan.Resize = r.Resize.Plan()
+	}
 	id := events.DeriveID(plan.UpgradeID+"/"+p.UID, events.UpgradePlanned, "")
 	e, err := events.Follow(in, id, events.UpgradePlanned, events.Source(Name), plan.Pod.String(), plan)
 	if err != nil {
@@ -140,6 +143,13 @@ func (f *Function) endEvents(in cloudevents.Event, r *rollout.Rollout, typ strin
 	outs := []cloudevents.Event{e}
 	if r.Restart != nil {
 		res, err := restartResult(in, r, typ == events.RolloutHalted)
+		if err != nil {
+			return nil, err
+		}
+		return append(outs, res), nil
+	}
+	if r.Resize != nil {
+		res, err := resizeResult(in, r, typ == events.RolloutHalted)
 		if err != nil {
 			return nil, err
 		}

@@ -82,7 +82,7 @@ func (f *Function) Name() string { return Name }
 func (f *Function) Types() []string {
 	return []string{events.ImagePushed, events.UpgradeSucceeded, events.UpgradeFailed,
 		events.UpgradeRolledBack, events.RolloutResumed, events.UpgradeApproved, events.UpgradeRejected,
-		events.ContainerRestartRequested}
+		events.ContainerRestartRequested, events.ContainerResizeRequested}
 }
 
 // Handle implements runner.Function.
@@ -98,6 +98,8 @@ func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudeven
 		return f.onDecision(ctx, e)
 	case events.ContainerRestartRequested:
 		return f.onRestart(ctx, e)
+	case events.ContainerResizeRequested:
+		return f.onResize(ctx, e)
 	}
 	return nil, settle.Permanentf("compute-spec: event type %s is not one it takes", e.Type())
 }

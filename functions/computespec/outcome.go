@@ -8,6 +8,7 @@ import (
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/resize"
 	"github.com/inplace-dev/inplace/pkg/rollout"
 	"github.com/inplace-dev/inplace/pkg/settle"
 )
@@ -69,6 +70,7 @@ func (f *Function) transition(ctx context.Context, in cloudevents.Event, ref eve
 		planned = rollout.Plan(r, rollout.StepCandidates(r, cands), in.ID(), paused, f.d.Now())
 		rollout.Settle(r, in.ID(), f.d.Now())
 		planned = append(planned, rollout.SettleRestart(r, cands, in.ID(), f.d.Now())...)
+		rollout.SettleResize(r, in.ID(), f.d.Now())
 		return json.Marshal(r)
 	})
 	if err != nil {
@@ -108,6 +110,13 @@ func (f *Function) observe(ctx context.Context, ref events.ObjectRef, raw []byte
 	}
 	if cur.Restart != nil {
 		return t, restartCandidates(ref.Kind, pods, cur.Restart.Containers), cur.UpgradeID, nil
+	}
+	if x := cur.Resize; x != nil {
+		ch, err := resize.Parse(x.CPU, x.Memory)
+		if err != nil {
+			return t, nil, "", settle.Permanent(err)
+		}
+		return t, resizeCandidates(ref.Kind, pods, x.Containers, ch), cur.UpgradeID, nil
 	}
 	return t, candidates(ref.Kind, pods, cur.Push, t.Options.Policy), cur.UpgradeID, nil
 }

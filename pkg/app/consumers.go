@@ -11,7 +11,7 @@ import (
 var Consumers = []bus.ConsumerSpec{
 	{Name: "compute-spec", Types: []string{events.ImagePushed, events.UpgradeSucceeded, events.UpgradeFailed,
 		events.UpgradeRolledBack, events.RolloutResumed, events.UpgradeApproved, events.UpgradeRejected,
-		events.ContainerRestartRequested}},
+		events.ContainerRestartRequested, events.ContainerResizeRequested}},
 	{Name: "pre-pull", Types: []string{events.UpgradePlanned}},
 	{Name: "patch-pod", Types: []string{events.ImagePrepulled}},
 	{Name: "verify", Types: []string{events.PodPatched, events.PodUpdated, events.ContainerRestarted}},

@@ -56,6 +56,7 @@ func Roles() []Role {
 			events.CDServiceUpgraded, events.CDServiceRolledBack,
 			events.UpgradeApprovalRequested, events.UpgradeApprovalExpired,
 			events.ContainerRestartSucceeded, events.ContainerRestartFailed,
+			events.ContainerResizeSucceeded, events.ContainerResizeFailed,
 			events.ContainerRestartRequested, // a ConfigMap or Secret changed (pkg/reconfig)
 		}},
 		{Name: PrePull, Consumer: true, Rollouts: List, // watches them to pre-pull every node at once

@@ -134,6 +134,9 @@ type Rollout struct {
 	// Restart is set when the rollout restarts containers in place on the
 	// bytes they run (a container.restart.requested) instead of a push.
 	Restart *Restart `json:"restart,omitempty"`
+	// Resize is set when the rollout changes containers' CPU and memory in
+	// place (a container.resize.requested) instead of a push.
+	Resize *Resize `json:"resize,omitempty"`
 }
 
 // Refusal is a push refused before planning.
@@ -167,6 +170,9 @@ type Sync struct {
 func (r *Rollout) Target() string {
 	if r.Restart != nil {
 		return r.Restart.Target()
+	}
+	if r.Resize != nil {
+		return r.Resize.Target()
 	}
 	return r.Push.Ref()
 }

@@ -1,0 +1,196 @@
+package computespec
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/kube"
+	"github.com/inplace-dev/inplace/pkg/resize"
+	"github.com/inplace-dev/inplace/pkg/rollout"
+	"github.com/inplace-dev/inplace/pkg/settle"
+)
+
+// EventResizeRequested is the reason of the Event on a workload whose
+// resize request was taken on.
+const EventResizeRequested = "InPlaceResizeRequested"
+
+// ResizeID names a resize request on one workload.
+func ResizeID(requestID string, w events.ObjectRef) string {
+	return "z-" + events.DeriveID(requestID, "resize", w.String())[:12]
+}
+
+// onResize starts a resize request: the workload (or bare pod) must opt
+// in; its pods are planned in waves within its budget, like a push, each
+// named container from the resources it asks now to the request's.
+func (f *Function) onResize(ctx context.Context, in cloudevents.Event) ([]cloudevents.Event, error) {
+	req, err := events.As[events.ResizeRequestData](in)
+	if err != nil {
+		return nil, err
+	}
+	if err := replayStarts(in); err != nil {
+		return nil, err
+	}
+	ch, err := resize.Parse(req.CPU, req.Memory)
+	if err != nil {
+		return nil, settle.Permanentf("compute-spec: resize of %s: %v", req.Target, err)
+	}
+	w, ok, err := f.d.Cache.Get(req.Target)
+	switch {
+	case err != nil:
+		return nil, wrap("get "+req.Target.String(), err)
+	case !ok:
+		return nil, settle.Permanentf("compute-spec: resize: %s does not exist (or inplace does not manage its kind)", req.Target)
+	}
+	t := target(w, f.d.Defaults.Load())
+	if t.Skip != "" {
+		return nil, f.refuseResize(t, req, t.Skip)
+	}
+	ref := w.Ref
+	pods, err := f.d.Cache.PodsOf(ref)
+	if err != nil {
+		return nil, wrap("pods of "+ref.String(), err)
+	}
+	cands := resizeCandidates(ref.Kind, pods, req.Containers, ch)
+	if !needsWork(cands) {
+		return nil, f.refuseResize(t, req, "nothing to resize: "+skipped(cands))
+	}
+	if err := f.allow(ctx, pods); err != nil {
+		return nil, err
+	}
+	id, now := ResizeID(in.ID(), ref), f.d.Now()
+	var r *rollout.Rollout
+	var planned []*rollout.Pod
+	_, err = f.d.Store.Update(ctx, rollout.Key(ref), func(old []byte) ([]byte, error) {
+		prev, err := decode(old)
+		if err != nil {
+			return nil, err
+		}
+		if r, err = rollout.BeginResize(prev, id, ref, req, resizeOptions(t, req), now); err != nil {
+			return nil, settle.NotYet(stallRecheck, "%s: resize %s waits: %v", ref, id, err)
+		}
+		planned = rollout.Plan(r, cands, in.ID(), false, now)
+		rollout.SettleResize(r, in.ID(), now)
+		return json.Marshal(r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if r.StartedAt.Equal(now) {
+		f.eventOn(t.Workload, corev1.EventTypeNormal, EventResizeRequested, "Resizing containers %s in place to %s (resize %s, %d pods, max-unavailable %d)",
+			strings.Join(req.Containers, ","), r.Resize.Target(), id, len(r.Pods), r.Options.Budget)
+	}
+	return f.advance(ctx, in, r, planned)
+}
+
+// resizeOptions are a resize's rollout settings: the workload's budget and
+// verify deadline (or the request's); no grace, no pre-pull (nothing is
+// pulled, the container keeps running).
+func resizeOptions(t Target, req events.ResizeRequestData) rollout.Options {
+	o := t.rolloutOptions()
+	o.GraceSeconds, o.Prepull = 0, false
+	if req.DeadlineSeconds > 0 {
+		o.VerifySeconds = req.DeadlineSeconds
+	}
+	return o
+}
+
+// resizeCandidates says, for each live pod, what each named container's
+// resources become, or why it cannot be resized.
+func resizeCandidates(kind string, pods []*corev1.Pod, names []string, ch resize.Change) []rollout.Candidate {
+	out := make([]rollout.Candidate, 0, len(pods))
+	for _, pod := range pods {
+		c := rollout.Candidate{
+			Pod:   events.PodRef{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), Node: pod.Spec.NodeName},
+			Ready: kube.Ready(pod), Ordinal: -1,
+		}
+		if kind == "StatefulSet" {
+			c.Ordinal = ordinal(pod.Name)
+		}
+		var skips []string
+		for _, name := range names {
+			cp, why := resizePlan(pod, name, ch)
+			if why != "" {
+				skips = append(skips, name+": "+why)
+				continue
+			}
+			c.Containers = append(c.Containers, cp)
+		}
+		if len(c.Containers) == 0 {
+			c.Why = strings.Join(skips, "; ")
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// resizePlan is the plan of one container: its image stays, its resources
+// go from what the spec asks now to ch applied.
+func resizePlan(pod *corev1.Pod, name string, ch resize.Change) (events.ContainerPlan, string) {
+	var c *corev1.Container
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == name {
+			c = &pod.Spec.Containers[i]
+		}
+	}
+	if c == nil {
+		return events.ContainerPlan{}, fmt.Sprintf("the pod has no container %q (init containers and sidecars are not resized)", name)
+	}
+	var cs *corev1.ContainerStatus
+	for i := range pod.Status.ContainerStatuses {
+		if pod.Status.ContainerStatuses[i].Name == name {
+			cs = &pod.Status.ContainerStatuses[i]
+		}
+	}
+	if cs == nil || cs.State.Running == nil {
+		return events.ContainerPlan{}, "not running"
+	}
+	from := c.Resources
+	to := resize.Desired(from, ch)
+	if resize.Equal(&from, &to) {
+		return events.ContainerPlan{}, "already asks " + resize.String(to)
+	}
+	return events.ContainerPlan{Name: name, FromImage: c.Image, FromImageID: cs.ImageID, ToImage: c.Image,
+		PullPolicy: string(c.ImagePullPolicy), Resources: &events.ResizeResources{From: *from.DeepCopy(), To: to}}, ""
+}
+
+// refuseResize records why a resize request is refused (a Warning Event on
+// the workload) and returns the permanent error for its dead letter.
+func (f *Function) refuseResize(t Target, req events.ResizeRequestData, why string) error {
+	f.d.Log.Warn("resize refused", "workload", req.Target.String(), "why", why)
+	if obj, ok := t.Workload.Object.(runtime.Object); ok && f.d.Recorder != nil {
+		f.d.Recorder.Eventf(obj, corev1.EventTypeWarning, EventRefused, "Refused resize of %s: %s", strings.Join(req.Containers, ","), why)
+	}
+	return settle.Permanentf("compute-spec: resize of %s in %s refused: %s", strings.Join(req.Containers, ","), req.Target, why)
+}
+
+// resizeResult is container.resize.succeeded or .failed for a resize
+// rollout that ended (completed or halted).
+func resizeResult(in cloudevents.Event, r *rollout.Rollout, halted bool) (cloudevents.Event, error) {
+	x := r.Resize
+	d := events.ResizeResultData{RequestID: x.RequestID, Target: r.Workload, Containers: x.Containers, CPU: x.CPU, Memory: x.Memory,
+		Counts: r.Counts(), Reason: r.Reason, Message: r.Message}
+	if r.Sync != nil && !halted {
+		d.Template = r.Sync.Result
+	}
+	typ := events.ContainerResizeSucceeded
+	if halted || d.Counts.Failed > 0 || d.Counts.RolledBack > 0 {
+		typ = events.ContainerResizeFailed
+		if d.Reason == "" {
+			d.Reason = "ResizeFailed"
+			d.Message = fmt.Sprintf("%d of %d pods failed, %d resized back", d.Counts.Failed, d.Counts.Pods, d.Counts.RolledBack)
+		}
+	}
+	e, err := events.Follow(in, events.DeriveID(x.RequestID, typ, ""), typ, events.Source(Name), r.Workload.String(), d)
+	if err != nil {
+		return e, settle.Permanent(err)
+	}
+	e.SetExtension(events.ExtUpgradeID, x.RequestID)
+	return e, nil
+}
