@@ -178,6 +178,9 @@ func (s *step) attempt(ctx context.Context) ([]cloudevents.Event, error) {
 	case pod.DeletionTimestamp != nil:
 		return s.failed(inplace.ReasonPodDeleted, "the pod is being deleted")
 	}
+	if s.plan.Resize != nil {
+		return s.resize(ctx, pod)
+	}
 	st, err := inplace.ParseState(pod)
 	if err == nil && st != nil && st.UpgradeID == s.plan.UpgradeID {
 		return s.patched(pod.ResourceVersion, st.PatchedAt) // a redelivery: report it again, write nothing

@@ -43,6 +43,9 @@ func (s *step) act(ctx context.Context, plan events.Plan, st *inplace.State, pod
 	case report:
 		return s.outcome(plan, st, pod, events.UpgradeFailed, events.OutcomeFailed, d.reason, d.message)
 	case rollback:
+		if st.Resize != nil {
+			return s.resizeBack(ctx, plan, st, pod, r, d)
+		}
 		return s.rollback(ctx, plan, st, pod, r, d)
 	}
 	return s.later(r)
@@ -79,6 +82,9 @@ func (s *step) finish(ctx context.Context, plan events.Plan, st *inplace.State, 
 	}
 	next := *st
 	next.Phase, next.Reason, next.Message = phase, d.reason, d.message
+	if st.Resize != nil {
+		return s.resizeFinished(pod, plan, st, &next, phase, d)
+	}
 	if st.Restart != nil {
 		s.restartEvent(pod, plan, st, phase, d)
 		if phase == inplace.PhaseSucceeded {

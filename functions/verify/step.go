@@ -63,6 +63,11 @@ func (s *step) attempt(ctx context.Context) ([]cloudevents.Event, error) {
 	case st.UpgradeID != plan.UpgradeID || !st.Phase.Active():
 		return s.ended(plan, st, pod)
 	}
+	if st.Resize != nil {
+		r := resizeProgress(pod, st)
+		d := resizeDecision(pod, st, r, decide(pod, st, r, s.f.d.Clock.Now(), s.f.limits(plan)))
+		return s.act(ctx, plan, st, pod, r, d)
+	}
 	r := inplace.Progress(pod, st, plan)
 	if st.Phase == inplace.PhaseRollingBack {
 		r = inplace.RollbackProgress(pod, st)

@@ -47,6 +47,12 @@ func (g *Guard) Plan(ctx context.Context, pod *corev1.Pod, plan events.Plan) err
 	if r := matchPlan(c.record, c.pod, plan); r != nil {
 		return r
 	}
+	if plan.Resize != nil || c.record.Resize != nil {
+		if plan.Resize == nil {
+			return forged(ReasonNotThePlan, "the rollout record of %s is a resize; the plan is not", c.owner.Ref)
+		}
+		return nilIfNone(planResize(c, pod, plan))
+	}
 	if (plan.Restart != nil) != (c.record.Restart != nil) {
 		return forged(ReasonNotThePlan, "the plan and the rollout record of %s disagree on whether it is a restart", c.owner.Ref)
 	}
@@ -71,6 +77,11 @@ func (g *Guard) State(ctx context.Context, pod *corev1.Pod, st *inplace.State) e
 	}
 	if r := matchState(c.pod, st); r != nil {
 		return r
+	}
+	if st.Resize != nil {
+		if r := stateResize(c.pod, st); r != nil {
+			return r
+		}
 	}
 	if r := optedIn(c.owner); r != nil {
 		return r

@@ -92,5 +92,6 @@ func newState(plan events.Plan, now time.Time) State {
 	return State{UpgradeID: plan.UpgradeID, Target: plan.Target, Phase: PhasePatched, PatchedAt: now.UTC(),
 		Owner: plan.Owner, Wave: plan.Wave, GraceSeconds: plan.GraceSeconds, VerifySeconds: plan.VerifySeconds,
 		MinReadySeconds: plan.MinReadySeconds,
-		Prepull:         plan.Prepull, ReadinessGate: plan.ReadinessGate, PlannedAt: plan.PlannedAt, Restart: plan.Restart}
+		Prepull:         plan.Prepull, ReadinessGate: plan.ReadinessGate, PlannedAt: plan.PlannedAt, Restart: plan.Restart,
+		Resize: plan.Resize}
 }

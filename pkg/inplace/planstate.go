@@ -28,12 +28,14 @@ func PlanFromState(pod *corev1.Pod, st *State) events.Plan {
 		MinReadySeconds: st.MinReadySeconds,
 		PlannedAt:       st.PlannedAt,
 		Restart:         st.Restart,
+		Resize:          st.Resize,
 	}
 	for _, c := range st.Containers {
 		p.Containers = append(p.Containers, events.ContainerPlan{
 			Name: c.Name, Sidecar: c.Sidecar,
 			FromImage: c.PreviousImage, FromImageID: c.PreviousImageID,
 			ToImage: c.TargetImage, ToDigest: c.TargetDigest, PullPolicy: c.PullPolicy,
+			Resources: c.Resources,
 		})
 	}
 	return p

@@ -56,6 +56,9 @@ type State struct {
 	// Restart is set when the change restarts containers on the bytes they
 	// run (a restart request): no rollback, the image string is not judged.
 	Restart *events.RestartPlan `json:"restart,omitempty"`
+	// Resize is set when the change is a resize of CPU and memory (each
+	// container's Resources say from what to what): images stay.
+	Resize *events.ResizePlan `json:"resize,omitempty"`
 }
 
 // ContainerState is one changed container, as it was before the patch.
@@ -73,6 +76,9 @@ type ContainerState struct {
 	// status when the rollback was patched, to see it restart again.
 	RollbackContainerID  string `json:"rollbackContainerID,omitempty"`
 	RollbackRestartCount int32  `json:"rollbackRestartCount,omitempty"`
+	// Resources are, for a resize, the container's resources before and
+	// after: a rollback resizes it back to From.
+	Resources *events.ResizeResources `json:"resources,omitempty"`
 }
 
 // Container returns the named container's entry, or nil.

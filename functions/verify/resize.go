@@ -1,0 +1,196 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/resize"
+)
+
+// Event reasons and outcome reasons of a resize (a
+// container.resize.requested).
+const (
+	EventResized         = "InPlaceResized"
+	EventResizeFailed    = "InPlaceResizeFailed"
+	EventResizeBack      = "InPlaceResizeBack"
+	ReasonResized        = "Resized"
+	reasonNotResizedBack = "NotResizedBack"
+)
+
+// resizeProgress is the completion check of a resize, from the container
+// statuses' resources and the pod's resize conditions (resize.Judge), as
+// an inplace.Result so decide applies the same deadlines, minimum ready
+// time and rollback as to an image change. While rolling back, the
+// direction is reversed and judged against the restartCount at the
+// rollback.
+func resizeProgress(pod *corev1.Pod, st *inplace.State) inplace.Result {
+	back := st.Phase == inplace.PhaseRollingBack
+	var waiting []string
+	for _, c := range st.Containers {
+		if c.Resources == nil {
+			return inplace.Result{Verdict: inplace.Failed, Reason: inplace.ReasonChangedByOthers, Message: "container " + c.Name + " has no resources in the state"}
+		}
+		from, to, restarts := c.Resources.From, c.Resources.To, c.PreviousRestartCount
+		if back {
+			from, to, restarts = to, from, c.RollbackRestartCount
+		}
+		if specAsks(pod, c.Name, from) {
+			if back {
+				return inplace.Result{Verdict: inplace.InProgress, Reason: reasonNotResizedBack, Message: "container " + c.Name + " is not resized back yet"}
+			}
+			waiting = append(waiting, "container "+c.Name+" is not resized yet (patch-pod sends it after the state)")
+			continue
+		}
+		p := resize.Judge(pod, c.Name, from, to, restarts)
+		if back {
+			p = settlingBack(pod, c.Name, to, p)
+		}
+		switch p.State {
+		case resize.Failed:
+			reason := p.Reason
+			if reason == "ResourcesChanged" || reason == "ContainerGone" {
+				reason = inplace.ReasonChangedByOthers
+			}
+			return inplace.Result{Verdict: inplace.Failed, Reason: reason, Message: p.Message}
+		case resize.Waiting:
+			waiting = append(waiting, p.Message)
+		}
+	}
+	if len(waiting) > 0 {
+		return inplace.Result{Verdict: inplace.InProgress, Reason: "Resizing", Message: strings.Join(waiting, "; ")}
+	}
+	return inplace.Result{Verdict: inplace.Succeeded, Reason: ReasonResized, Message: "resized"}
+}
+
+// settlingBack: on the way back, a container that never left the
+// resources it is resized back to may still show the Infeasible
+// condition of the resize being undone until the kubelet sees the spec
+// again (wait, within the rollback deadline), and needs no restart.
+func settlingBack(pod *corev1.Pod, name string, to corev1.ResourceRequirements, p resize.Progress) resize.Progress {
+	cs := status(pod, name)
+	if cs == nil || cs.Resources == nil || !resize.Equal(cs.Resources, &to) {
+		return p
+	}
+	switch {
+	case p.State == resize.Failed && p.Reason == corev1.PodReasonInfeasible:
+		return resize.Progress{State: resize.Waiting, Reason: p.Reason, Message: "the kubelet has yet to clear: " + p.Message}
+	case p.State == resize.Waiting && p.Reason == "NotRestarted":
+		return resize.Progress{State: resize.Done, Reason: ReasonResized, Message: fmt.Sprintf("container %s runs with %s", name, resize.String(to))}
+	}
+	return p
+}
+
+func specAsks(pod *corev1.Pod, name string, r corev1.ResourceRequirements) bool {
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == name {
+			return resize.Equal(&pod.Spec.Containers[i].Resources, &r)
+		}
+	}
+	return false
+}
+
+// resizeDecision is decide on a resize's progress; a resize that is not
+// sent back yet while rolling back is sent again.
+func resizeDecision(pod *corev1.Pod, st *inplace.State, r inplace.Result, d decision) decision {
+	switch {
+	case st.Phase == inplace.PhaseRollingBack && r.Reason == reasonNotResizedBack && (d.act == wait || d.act == fail):
+		return decision{rollback, st.Reason, st.Message}
+	case d.act == succeed:
+		d.reason = ReasonResized
+	}
+	return d
+}
+
+// resizeBack moves the state to RollingBack, then resizes each container
+// back to its recorded resources through pods/resize.
+func (s *step) resizeBack(ctx context.Context, plan events.Plan, st *inplace.State, pod *corev1.Pod,
+	r inplace.Result, d decision) ([]cloudevents.Event, error) {
+	if st.Phase == inplace.PhasePatched {
+		patch, err := inplace.ResizeBackPatch(pod, st, d.reason, d.message, s.f.d.Clock.Now())
+		if err != nil && !errors.Is(err, inplace.ErrAlreadyApplied) {
+			return nil, err
+		}
+		if err == nil {
+			out, err := s.patchPod(ctx, pod, patch, "")
+			if err != nil {
+				return nil, err
+			}
+			pod = out
+		}
+	}
+	for _, c := range st.Containers {
+		b, ok, err := resize.Patch(pod, string(pod.UID), c.Name, c.Resources.To, c.Resources.From)
+		switch {
+		case err != nil:
+			d = decision{fail, inplace.ReasonChangedByOthers, fmt.Sprintf("%s: %s; cannot resize back: %v", d.reason, d.message, err)}
+			return s.finish(ctx, plan, st, pod, inplace.PhaseFailed, d)
+		case !ok:
+			continue
+		}
+		if _, err := s.patchPod(ctx, pod, b, "resize"); err != nil {
+			return nil, err
+		}
+		s.f.d.Recorder.Eventf(pod, corev1.EventTypeWarning, EventResizeBack, "Resizing container %s back to %s: %s: %s",
+			c.Name, resize.String(c.Resources.From), d.reason, d.message)
+	}
+	s.f.d.Log.Warn("resizing back", "pod", plan.Pod.String(), "upgrade", plan.UpgradeID, "reason", d.reason, "message", d.message)
+	return s.later(r)
+}
+
+// patchPod sends a JSON patch to the pod or its subresource sub.
+func (s *step) patchPod(ctx context.Context, pod *corev1.Pod, patch []byte, sub string) (*corev1.Pod, error) {
+	var subs []string
+	if sub != "" {
+		subs = []string{sub}
+	}
+	out, err := s.f.d.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.JSONPatchType, patch,
+		metav1.PatchOptions{FieldManager: FieldManager}, subs...)
+	switch {
+	case inplace.PreconditionFailed(err), apierrors.IsNotFound(err), apierrors.IsConflict(err):
+		return nil, errAgain
+	case err != nil:
+		return nil, fmt.Errorf("verify %s: patch %s: %w", s.ref, strings.TrimPrefix(sub+" ", " "), err)
+	}
+	s.f.d.Reader.Wrote(out)
+	return out, nil
+}
+
+// resizeEvent records the end of a resize on the pod, in the kubelet's
+// words.
+func (s *step) resizeEvent(pod *corev1.Pod, plan events.Plan, st *inplace.State, phase inplace.Phase, d decision) {
+	for _, c := range st.Containers {
+		switch phase {
+		case inplace.PhaseSucceeded:
+			s.f.d.Recorder.Eventf(pod, corev1.EventTypeNormal, EventResized, "Resized container %s in place to %s (resize %s)",
+				c.Name, resize.String(c.Resources.To), plan.UpgradeID)
+		case inplace.PhaseRolledBack:
+			s.f.d.Recorder.Eventf(pod, corev1.EventTypeWarning, EventResizeFailed, "Resize of container %s to %s failed and was undone: %s: %s (resize %s)",
+				c.Name, resize.String(c.Resources.To), d.reason, d.message, plan.UpgradeID)
+		default:
+			s.f.d.Recorder.Eventf(pod, corev1.EventTypeWarning, EventResizeFailed, "Resize of container %s to %s failed: %s: %s (resize %s)",
+				c.Name, resize.String(c.Resources.To), d.reason, d.message, plan.UpgradeID)
+		}
+	}
+}
+
+// resizeFinished records the end of a resize on the pod and reports it.
+func (s *step) resizeFinished(pod *corev1.Pod, plan events.Plan, st, next *inplace.State, phase inplace.Phase, d decision) ([]cloudevents.Event, error) {
+	s.resizeEvent(pod, plan, st, phase, d)
+	switch phase {
+	case inplace.PhaseSucceeded:
+		return s.outcome(plan, next, pod, events.UpgradeSucceeded, events.OutcomeSucceeded, d.reason, d.message)
+	case inplace.PhaseRolledBack:
+		return s.outcome(plan, next, pod, events.UpgradeRolledBack, events.OutcomeRolledBack, d.reason, d.message)
+	}
+	return s.outcome(plan, next, pod, events.UpgradeFailed, events.OutcomeFailed, d.reason, d.message)
+}

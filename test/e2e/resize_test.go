@@ -1,0 +1,178 @@
+package e2e_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/resize"
+	"github.com/inplace-dev/inplace/test/world"
+)
+
+// A CPU resize under resizePolicy NotRequired changes every pod's
+// resources in place without a restart: same UID, IP and node, same
+// containerID and restartCount; the spec and the container status both
+// show the new CPU; the request succeeds.
+func TestResizeCPUWithoutRestart(t *testing.T) {
+	e := newEnv(t)
+	skipResizeOnHollow(t, e)
+	e.deploySized("sized", 2, "100m")
+	before := map[string]podState{}
+	for _, p := range e.podList("sized") {
+		before[p.Name] = stateOf(p)
+	}
+
+	e.requestResize("Deployment", "sized", "200m", "app")
+	ev, res := e.waitResizeResult("sized", 2*time.Minute)
+	if ev.Type() != events.ContainerResizeSucceeded || res.Counts.Succeeded != 2 {
+		t.Fatalf("result %s %+v; want succeeded, 2 pods", ev.Type(), res)
+	}
+	want := cpu("200m")
+	for _, p := range e.podList("sized") {
+		b, ok := before[p.Name]
+		if !ok {
+			t.Fatalf("pod %s is new: a resize replaced a pod", p.Name)
+		}
+		after := stateOf(p)
+		if after.UID != b.UID || after.IP != b.IP || after.Node != b.Node {
+			t.Errorf("pod %s changed: %+v → %+v", p.Name, b, after)
+		}
+		if a, o := after.Containers["app"], b.Containers["app"]; a.ID != o.ID || a.Restarts != o.Restarts {
+			t.Errorf("pod %s: app restarted (containerID %s → %s, restartCount %d → %d); resizePolicy NotRequired", p.Name, o.ID, a.ID, o.Restarts, a.Restarts)
+		}
+		if got := p.Spec.Containers[0].Resources; !resize.Equal(&got, &want) {
+			t.Errorf("pod %s: spec asks %s; want %s", p.Name, resize.String(got), resize.String(want))
+		}
+		if cs := world.ContainerStatus(p, "app"); cs == nil || cs.Resources == nil || !resize.Equal(cs.Resources, &want) {
+			t.Errorf("pod %s: the kubelet reports %v; want %s", p.Name, cs, resize.String(want))
+		}
+		if evs := e.eventsOnceThere(p.Name, "InPlaceResized")["InPlaceResized"]; len(evs) != 1 {
+			t.Errorf("pod %s: InPlaceResized Events %q; want one", p.Name, evs)
+		}
+	}
+}
+
+// More CPU than the node has: the kubelet answers Infeasible, the pod is
+// resized back to what it asked, nothing restarted, and the request fails
+// with the kubelet's reason.
+func TestResizeInfeasibleRollsBack(t *testing.T) {
+	e := newEnv(t)
+	skipResizeOnHollow(t, e)
+	e.deploySized("huge", 1, "100m")
+	before := stateOf(e.onlyPod("huge"))
+
+	e.requestResize("Deployment", "huge", "1000", "app")
+	ev, res := e.waitResizeResult("huge", 3*time.Minute)
+	if ev.Type() != events.ContainerResizeFailed || res.Counts.RolledBack != 1 {
+		t.Fatalf("result %s %+v; want failed, 1 pod resized back", ev.Type(), res)
+	}
+	if res.Reason != corev1.PodReasonInfeasible || !strings.Contains(res.Message, "Node didn't have enough") {
+		t.Errorf("result reason %q message %q; want the kubelet's Infeasible", res.Reason, res.Message)
+	}
+	pod := e.onlyPod("huge")
+	after := stateOf(pod)
+	if after.UID != before.UID || after.Containers["app"].ID != before.Containers["app"].ID ||
+		after.Containers["app"].Restarts != before.Containers["app"].Restarts {
+		t.Errorf("pod changed: %+v → %+v", before, after)
+	}
+	want := cpu("100m")
+	if got := pod.Spec.Containers[0].Resources; !resize.Equal(&got, &want) {
+		t.Errorf("spec asks %s after the rollback; want %s back", resize.String(got), resize.String(want))
+	}
+	if evs := e.eventsOnceThere(pod.Name, "InPlaceResizeFailed")["InPlaceResizeFailed"]; len(evs) != 1 || !strings.Contains(evs[0], "undone") {
+		t.Errorf("InPlaceResizeFailed Events %q; want one saying it was undone", evs)
+	}
+}
+
+func skipResizeOnHollow(t *testing.T, e *env) {
+	t.Helper()
+	if e.w.Mode == world.NodesHollow {
+		t.Skip("hollow nodes: the kubemark fake machine (cadvisor) has 0 CPU capacity, so the kubelet answers every CPU resize Infeasible")
+	}
+}
+
+func cpu(q string) corev1.ResourceRequirements {
+	return corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(q)}}
+}
+
+// deploySized creates an opted-in Deployment (max-unavailable 1) of one
+// container app asking cpu, resizable without a restart, and waits until
+// its pods are Ready.
+func (e *env) deploySized(name string, replicas int32, cpuRequest string) {
+	e.t.Helper()
+	e.push("shop", "1.0.0")
+	labels := map[string]string{"app": name}
+	spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: e.ref("shop", "1.0.0"), Resources: cpu(cpuRequest),
+		ResizePolicy: []corev1.ContainerResizePolicy{{ResourceName: corev1.ResourceCPU, RestartPolicy: corev1.NotRequired}}}}}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns,
+			Annotations: map[string]string{"inplace.dev/policy": "digest", "inplace.dev/max-unavailable": "1"}},
+		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec}},
+	}
+	if _, err := e.w.Client().AppsV1().Deployments(e.ns).Create(e.t.Context(), d, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := world.WaitPods(e.t.Context(), e.w.Client(), e.ns, "app="+name, 2*time.Minute, "all Ready",
+		world.AllReady(int(replicas))); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) podList(app string) []*corev1.Pod {
+	e.t.Helper()
+	list, err := e.w.Client().CoreV1().Pods(e.ns).List(e.t.Context(), metav1.ListOptions{LabelSelector: "app=" + app})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	out := make([]*corev1.Pod, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, &list.Items[i])
+	}
+	return out
+}
+
+// requestResize publishes container.resize.requested, as any producer may.
+func (e *env) requestResize(kind, name, cpu string, containers ...string) {
+	e.t.Helper()
+	d := events.ResizeRequestData{Target: events.ObjectRef{Kind: kind, Namespace: e.ns, Name: name},
+		Containers: containers, CPU: cpu, Reason: "test"}
+	id := events.DeriveID("test/"+e.ns+"/"+name, events.ContainerResizeRequested, time.Now().String())
+	ev, err := events.New(id, events.ContainerResizeRequested, events.Source("test"), d.Target.String(), d)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.s.Bus.Publish(e.t.Context(), ev); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// waitResizeResult waits for container.resize.succeeded or .failed of the
+// workload and returns it.
+func (e *env) waitResizeResult(name string, within time.Duration) (cloudevents.Event, events.ResizeResultData) {
+	e.t.Helper()
+	var found cloudevents.Event
+	var data events.ResizeResultData
+	err := world.Eventually(e.t.Context(), within, "resize result of "+name, func(context.Context) (bool, error) {
+		for _, ev := range e.stream(events.ContainerResizeSucceeded, events.ContainerResizeFailed) {
+			d, err := events.As[events.ResizeResultData](ev)
+			if err == nil && d.Target.Name == name && d.Target.Namespace == e.ns {
+				found, data = ev, d
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		e.t.Fatalf("%v; stream types: %v", err, e.types())
+	}
+	return found, data
+}
