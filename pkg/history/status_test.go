@@ -157,3 +157,16 @@ func TestRestartStatusTTL(t *testing.T) {
 		t.Errorf("within its TTL: %d rows; want 1", len(got))
 	}
 }
+
+// A resize request shows as its request id, what it asks, and why it
+// stopped.
+func TestResizeStatus(t *testing.T) {
+	r := rollout.Rollout{UpgradeID: "z-1", Workload: events.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web"},
+		Phase: rollout.Halted, Reason: "Infeasible", Message: "shop/web-1: Node didn't have enough capacity: cpu",
+		Resize: &rollout.Resize{RequestID: "z-1", Containers: []string{"app"}, CPU: "500m", Memory: "256Mi"},
+		Pods:   map[string]*rollout.Pod{"web-1": {Name: "web-1", State: rollout.RolledBack}}}
+	s := Summarize(r)
+	if s.UpgradeID != "z-1" || s.Target != "resize app cpu 500m memory 256Mi" || s.Reason != "Infeasible" || s.RolledBack != 1 {
+		t.Errorf("summary %+v; want z-1, resize app cpu 500m memory 256Mi, Infeasible, 1 rolled back", s)
+	}
+}
