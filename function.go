@@ -78,9 +78,11 @@ func (f *Function) Start(ctx context.Context, cfg map[string]string) error {
 		return fmt.Errorf("function: INPLACE_LOG_LEVEL: %w", err)
 	}
 	if sink := cfg["K_SINK"]; sink != "" {
-		if f.sink, err = app.NewSinkPublisher(sink); err != nil {
+		pub, err := app.NewSinkPublisher(sink)
+		if err != nil {
 			return fmt.Errorf("function: K_SINK: %w", err)
 		}
+		f.sink = pub.WithTokenFile(sinkTokenFile(cfg))
 	}
 	f.base, f.cancel = context.WithCancel(ctx)
 	a, closeApp, err := f.build(f.base, p, f.log)

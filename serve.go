@@ -103,6 +103,7 @@ func serveReceiver(ctx context.Context, cfg map[string]string) error {
 	if err != nil {
 		return fmt.Errorf("receiver: %w", err)
 	}
+	pub.WithTokenFile(sinkTokenFile(cfg))
 	reg := prometheus.NewRegistry()
 	h, err := app.NewKnativeReceiver(p, pub, reg, log)
 	if err != nil {
@@ -127,6 +128,17 @@ func serveReceiver(ctx context.Context, cfg map[string]string) error {
 		return err
 	}
 	return nil
+}
+
+// SinkTokenFileKey overrides app.SinkTokenFile, where the SinkBinding
+// mounts the token sent with each event to K_SINK.
+const SinkTokenFileKey = "INPLACE_SINK_TOKEN_FILE"
+
+func sinkTokenFile(cfg map[string]string) string {
+	if p := cfg[SinkTokenFileKey]; p != "" {
+		return p
+	}
+	return app.SinkTokenFile
 }
 
 func listenAddress(cfg map[string]string) string {

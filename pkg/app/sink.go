@@ -2,9 +2,13 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
+	"os"
+	"strings"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	"github.com/cloudevents/sdk-go/v2/protocol"
@@ -25,9 +29,16 @@ import (
 // a redelivered input sends its outputs again, and the functions downstream
 // see them twice (they are idempotent, so nothing happens twice).
 type SinkPublisher struct {
-	client cloudevents.Client
-	target string
+	client    cloudevents.Client
+	target    string
+	tokenFile string
 }
+
+// SinkTokenFile is where a SinkBinding mounts the token for its sink when
+// Knative Eventing's authentication-oidc is on (knative.dev/eventing
+// sinkbinding_lifecycle.go: the volume oidc-token at /oidc, key token); the
+// Broker's ingress then refuses a request without it.
+const SinkTokenFile = "/oidc/token"
 
 var _ receiver.Publisher = (*SinkPublisher)(nil)
 
@@ -43,6 +54,33 @@ func NewSinkPublisher(target string) (*SinkPublisher, error) {
 	return &SinkPublisher{client: c, target: target}, nil
 }
 
+// WithTokenFile makes Publish send the token in path as
+// `Authorization: Bearer`, read on every send (the SinkBinding renews it),
+// whenever the file exists; without it, events go without a token.
+func (s *SinkPublisher) WithTokenFile(path string) *SinkPublisher {
+	s.tokenFile = path
+	return s
+}
+
+// authorize adds the sink token to ctx's request headers.
+func (s *SinkPublisher) authorize(ctx context.Context) (context.Context, error) {
+	if s.tokenFile == "" {
+		return ctx, nil
+	}
+	raw, err := os.ReadFile(s.tokenFile)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return ctx, nil
+	case err != nil:
+		return ctx, fmt.Errorf("sink %s: read its token: %w", s.target, err)
+	}
+	tok := strings.TrimSpace(string(raw))
+	if tok == "" {
+		return ctx, nil
+	}
+	return cehttp.WithCustomHeader(ctx, http.Header{"Authorization": {"Bearer " + tok}}), nil
+}
+
 // Target is the URL events are sent to.
 func (s *SinkPublisher) Target() string { return s.target }
 
@@ -50,11 +88,15 @@ func (s *SinkPublisher) Target() string { return s.target }
 // sending again cannot change (400, 413, 415, 422) is settle.Permanent;
 // anything else is retryable.
 func (s *SinkPublisher) Publish(ctx context.Context, e cloudevents.Event) error {
+	ctx, err := s.authorize(ctx)
+	if err != nil {
+		return err
+	}
 	res := s.client.Send(cloudevents.ContextWithTarget(ctx, s.target), e)
 	if cloudevents.IsACK(res) {
 		return nil
 	}
-	err := fmt.Errorf("send %s %s to %s: %w", e.Type(), e.ID(), s.target, res)
+	err = fmt.Errorf("send %s %s to %s: %w", e.Type(), e.ID(), s.target, res)
 	var r *cehttp.Result
 	if protocol.ResultAs(res, &r) {
 		switch r.StatusCode {

@@ -3,6 +3,8 @@ package app_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/inplace-dev/inplace/events"
@@ -54,5 +56,41 @@ func TestSinkPublisherSettlement(t *testing.T) {
 func TestSinkPublisherNeedsATarget(t *testing.T) {
 	if _, err := app.NewSinkPublisher(""); err == nil {
 		t.Fatal("an empty K_SINK was accepted")
+	}
+}
+
+// TestSinkPublisherSendsTheBindingsToken: where the SinkBinding mounts a
+// token (authentication-oidc on), every send carries the file's current
+// content as a bearer token; without the file, none.
+func TestSinkPublisherSendsTheBindingsToken(t *testing.T) {
+	auth := make(chan string, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth <- r.Header.Get("Authorization")
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer srv.Close()
+	file := filepath.Join(t.TempDir(), "token")
+	p, err := app.NewSinkPublisher(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.WithTokenFile(file)
+	e, err := events.New("id-1", events.ImagePushed, events.Source("test"), "s",
+		events.ImagePushedData{Registry: "r.example", Repository: "a/b", Tag: "1", Origin: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ file, want string }{{"", ""}, {"tok-1\n", "Bearer tok-1"}, {"tok-2", "Bearer tok-2"}} {
+		if tt.file != "" {
+			if err := os.WriteFile(file, []byte(tt.file), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := p.Publish(t.Context(), e); err != nil {
+			t.Fatal(err)
+		}
+		if got := <-auth; got != tt.want {
+			t.Errorf("token file %q: Authorization %q, want %q", tt.file, got, tt.want)
+		}
 	}
 }
