@@ -113,7 +113,7 @@ func (f *Function) Start(ctx context.Context, cfg map[string]string) error {
 // (K_SINK) like every other event the function makes: in Knative mode no
 // bus is there to publish them on.
 func (f *Function) watchConfig(a *app.App, p *config.Process) error {
-	if !p.Runs(computespec.Name) {
+	if !p.Runs(computespec.Name) || a.Cache == nil { // no cache: a build without Kubernetes (tests)
 		return nil
 	}
 	if f.sink == nil {

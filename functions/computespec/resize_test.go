@@ -24,7 +24,6 @@ func resizePod(name, cpu string, running bool) *corev1.Pod {
 	return p
 }
 
-
 // TestResizeCandidates: a running container is planned from the resources
 // it asks now to the request's, image unchanged; one that already asks
 // them, is not running, or is not there is left out with the reason.
