@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/inplace-dev/inplace/pkg/guard"
+	"github.com/inplace-dev/inplace/pkg/inplace"
 	"github.com/inplace-dev/inplace/pkg/settle"
 )
 
@@ -46,4 +47,16 @@ func (s *step) withdraw(ctx context.Context, pod *corev1.Pod, r *guard.Refusal) 
 		return nil, err
 	}
 	return s.failed(r.Reason, r.Message)
+}
+
+// over reports whether a pod busy with another upgrade's Patched state may
+// be patched all the same: the rollout record confirms this plan, and the
+// record moves a pod to a new upgrade only once the last one ended. Any
+// doubt (a rollback under way, a plan the record does not confirm, the
+// record out of reach) keeps the pod busy: the plan waits, as before.
+func (s *step) over(ctx context.Context, pod *corev1.Pod, st *inplace.State) bool {
+	if st == nil || st.Phase != inplace.PhasePatched || s.f.d.Guard == nil {
+		return false
+	}
+	return s.f.d.Guard.Plan(ctx, pod, s.plan) == nil
 }

@@ -188,7 +188,13 @@ func (s *step) attempt(ctx context.Context) ([]cloudevents.Event, error) {
 	now := s.f.d.Clock.Now()
 	patch, err := inplace.Patch(pod, s.plan, now)
 	if errors.Is(err, inplace.ErrBusy) {
-		return nil, settle.NotYet(s.f.d.Busy, "%v", err)
+		if !s.over(ctx, pod, st) {
+			return nil, settle.NotYet(s.f.d.Busy, "%v", err)
+		}
+		// The record has the pod under this upgrade, so the one before
+		// ended (a success on the bus and in the record leaves its state
+		// Patched; the pod has crashed or changed since).
+		patch, err = inplace.PatchOver(pod, s.plan, now)
 	}
 	// Every path below may write the pod: the plan must be compute-spec's.
 	if r, err := s.confirm(ctx, pod); err != nil || r != nil {

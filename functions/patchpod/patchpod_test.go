@@ -2,6 +2,7 @@ package patchpod_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/functions/patchpod"
 	"github.com/inplace-dev/inplace/functions/verify/fntest"
+	"github.com/inplace-dev/inplace/pkg/guard"
 	"github.com/inplace-dev/inplace/pkg/inplace"
 	"github.com/inplace-dev/inplace/test/world"
 )
@@ -61,11 +63,17 @@ func TestPatchChangesOnlyPlannedContainers(t *testing.T) {
 		t.Errorf("redelivery wrote the pod: resourceVersion %s → %s", settled.ResourceVersion, after.ResourceVersion)
 	}
 
+	// up-1 landed (no gate: the pod on the target and ready is its end);
+	// a plan the rollout record does not have is refused, the pod as it is.
 	other := plan
 	other.UpgradeID = "up-2"
 	_, err = f.Handle(t.Context(), prepulled(t, other))
-	if !fntest.IsNotYet(err) {
-		t.Errorf("another upgrade while up-1 is in flight: err = %v, want not yet", err)
+	var r *guard.Refusal
+	if !errors.As(err, &r) || r.Reason != guard.ReasonNotPlanned {
+		t.Errorf("a plan the record does not have: err = %v, want refused %s", err, guard.ReasonNotPlanned)
+	}
+	if after := fntest.Get(t, w, pod); after.ResourceVersion != settled.ResourceVersion {
+		t.Errorf("the refused plan wrote the pod")
 	}
 }
 

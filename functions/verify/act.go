@@ -24,7 +24,10 @@ func (s *step) act(ctx context.Context, plan events.Plan, st *inplace.State, pod
 	r inplace.Result, d decision) ([]cloudevents.Event, error) {
 	if d.act != wait && d.act != report && s.confirmed != pod.Annotations[inplace.StateAnnotation] {
 		w, err := s.confirm(ctx, pod, st)
+		var ended errEnded
 		switch {
+		case errors.As(err, &ended):
+			return s.recorded(plan, st, pod, ended.state)
 		case err != nil:
 			return nil, err
 		case w != nil:
@@ -106,11 +109,16 @@ func (s *step) finish(ctx context.Context, plan events.Plan, st *inplace.State, 
 
 // close is the upgrade's last write: the state's final phase, with the
 // gate set True in the same patch (through the status subresource) when
-// the pod declares it and it is not True yet.
+// the pod declares it and it is not True yet. A success with no gate to
+// open writes nothing: the upgrade's one write was patch-pod's; its end
+// goes on the bus (upgrade.succeeded) and into the rollout record.
 func (s *step) close(ctx context.Context, pod *corev1.Pod, st inplace.State, phase inplace.Phase, reason string) error {
 	build, sub := inplace.FinishPatch, []string(nil)
-	if gateToOpen(pod) {
+	switch {
+	case gateToOpen(pod):
 		build, sub = inplace.FinishGatePatch, []string{"status"}
+	case phase == inplace.PhaseSucceeded && st.Resize == nil:
+		return nil // recorded on the bus and in the rollout record: the Patched state passes inplace.InFlight
 	}
 	patch, err := build(pod, st, phase, reason, s.f.d.Clock.Now())
 	switch {

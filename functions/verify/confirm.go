@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 
+	cloudevents "github.com/cloudevents/sdk-go/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/guard"
 	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/rollout"
 	"github.com/inplace-dev/inplace/pkg/settle"
 )
 
@@ -42,6 +45,9 @@ func (s *step) confirm(ctx context.Context, pod *corev1.Pod, st *inplace.State) 
 	if err == nil || !errors.As(err, &r) {
 		return nil, err
 	}
+	if r.Ended != "" {
+		return nil, errEnded{r.Ended}
+	}
 	if moved, err := s.moved(ctx, pod); err != nil || moved {
 		return nil, cmp.Or(err, errAgain) // another delivery ended the upgrade meanwhile: look again
 	}
@@ -66,4 +72,28 @@ func (s *step) moved(ctx context.Context, pod *corev1.Pod) (bool, error) {
 		return false, fmt.Errorf("verify %s: get: %w", s.ref, err)
 	}
 	return now.UID != pod.UID || now.Annotations[inplace.StateAnnotation] != pod.Annotations[inplace.StateAnnotation], nil
+}
+
+// errEnded: the rollout record has this upgrade of this pod over (a
+// success verify recorded on the bus and in the record, not on the pod;
+// or an end the watchdog recorded): nothing is left to write.
+type errEnded struct{ state string }
+
+func (e errEnded) Error() string { return "the rollout record has the upgrade " + e.state }
+
+// recorded answers for an upgrade the record has over: a timer reports
+// that end again (the same event, by id, as when it ended); other inputs
+// (a pod.updated of a pod that crashed after its success) do nothing.
+func (s *step) recorded(plan events.Plan, st *inplace.State, pod *corev1.Pod, state string) ([]cloudevents.Event, error) {
+	if !s.timer {
+		return nil, nil
+	}
+	reason := cmp.Or(st.Reason, state)
+	switch state {
+	case string(rollout.Succeeded):
+		return s.outcome(plan, st, pod, events.UpgradeSucceeded, events.OutcomeSucceeded, cmp.Or(st.Reason, inplace.ReasonUpdated), st.Message)
+	case string(rollout.RolledBack):
+		return s.outcome(plan, st, pod, events.UpgradeRolledBack, events.OutcomeRolledBack, reason, st.Message)
+	}
+	return s.outcome(plan, st, pod, events.UpgradeFailed, events.OutcomeFailed, reason, "the rollout record has the upgrade "+state)
 }

@@ -19,7 +19,9 @@ import (
 // TestOneDecisionPerPod: pod.patched, pod.updated and container.restarted
 // for one pod, each twice, delivered at once (as the bus hands them to the
 // workers when the kubelet has restarted the pod): one write closes the
-// upgrade, and no delivery races it to a failed precondition (422).
+// upgrade (the gate True and the state Succeeded together), no delivery
+// races it to a failed precondition (422), and the success is reported
+// under one id however many deliveries report it.
 func TestOneDecisionPerPod(t *testing.T) {
 	w := world.Shared(t)
 	ns := w.NewNamespace(t)
@@ -36,7 +38,7 @@ func TestOneDecisionPerPod(t *testing.T) {
 		fn:    verify.New(verify.Deps{Client: vc, Guard: fntest.Guard(vc)})}
 
 	v1, v2 := fntest.Push(t, w, "verify/once", "v1"), fntest.Push(t, w, "verify/once", "v2")
-	pod := fntest.RunPod(t, w, fntest.Pod(ns, "web", v1.Ref, false))
+	pod := fntest.RunPod(t, w, fntest.Pod(ns, "web", v1.Ref, true))
 	plan := fntest.Plan(t, pod, "up-once", v2)
 	patched := fx.patched(t, plan)
 	after := fntest.WaitPod(t, w, pod, "Ready on the target", func(p *corev1.Pod) bool {
@@ -48,14 +50,17 @@ func TestOneDecisionPerPod(t *testing.T) {
 		Pod: plan.Pod, Container: "app", NewContainerID: cs.ContainerID, RestartCount: cs.RestartCount, ImageID: cs.ImageID})
 	ins := []cloudevents.Event{patched, fx.podUpdated(t, pod), restarted}
 
+	succeeded := &outcomeIDs{}
 	var wg sync.WaitGroup
 	errs := make(chan error, 2*len(ins))
 	for range 2 {
 		for _, in := range ins {
 			wg.Go(func() {
-				if _, err := fx.fn.Handle(t.Context(), in); err != nil && !fntest.IsNotYet(err) {
+				outs, err := fx.fn.Handle(t.Context(), in)
+				if err != nil && !fntest.IsNotYet(err) {
 					errs <- err
 				}
+				succeeded.add(outs)
 			})
 		}
 	}
@@ -67,7 +72,44 @@ func TestOneDecisionPerPod(t *testing.T) {
 	if got := writes.Status(); got[200] != 1 || len(got) != 1 {
 		t.Errorf("pod writes by answer = %v; want exactly one, 200", got)
 	}
-	if st := state(t, fntest.Get(t, w, pod)); st.Phase != inplace.PhaseSucceeded {
+	if ids := succeeded.distinct(); len(ids) != 1 || ids[0] != inplace.StepID(plan, events.UpgradeSucceeded) {
+		t.Errorf("upgrade.succeeded ids = %v; want the one step id", ids)
+	}
+	end := fntest.Get(t, w, pod)
+	if st := state(t, end); st.Phase != inplace.PhaseSucceeded {
 		t.Errorf("state phase = %s, want Succeeded", st.Phase)
 	}
+	if g, _ := inplace.GateStatus(end); g != corev1.ConditionTrue {
+		t.Errorf("gate = %q, want True", g)
+	}
+}
+
+// outcomeIDs collects the ids of the upgrade.succeeded events deliveries
+// return.
+type outcomeIDs struct {
+	mu  sync.Mutex
+	ids map[string]bool
+}
+
+func (o *outcomeIDs) add(outs []cloudevents.Event) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, e := range outs {
+		if e.Type() == events.UpgradeSucceeded {
+			if o.ids == nil {
+				o.ids = map[string]bool{}
+			}
+			o.ids[e.ID()] = true
+		}
+	}
+}
+
+func (o *outcomeIDs) distinct() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []string
+	for id := range o.ids {
+		out = append(out, id)
+	}
+	return out
 }

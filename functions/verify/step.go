@@ -95,7 +95,7 @@ func (s *step) planFor(pod *corev1.Pod, st *inplace.State) (events.Plan, bool) {
 func (s *step) gone() ([]cloudevents.Event, error) {
 	plan := s.plan
 	if plan == nil && s.last != nil {
-		if st, _ := inplace.ParseState(s.last); st != nil && st.Phase.Active() {
+		if st, _ := inplace.ParseState(s.last); inplace.InFlight(s.last, st) {
 			p := inplace.PlanFromState(s.last, st)
 			plan = &p
 		}

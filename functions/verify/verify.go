@@ -160,6 +160,8 @@ func (f *Function) stepFor(e cloudevents.Event) (*step, error) {
 		if err != nil {
 			return nil, err
 		}
+		// A Patched state is looked at even when the pod passes the
+		// completion check: that pod.updated may be the one that lands it.
 		if st, _ := inplace.ParseState(&d.Pod); st == nil || !st.Phase.Active() {
 			return nil, nil
 		}

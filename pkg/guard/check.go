@@ -28,7 +28,9 @@ func inFlight(r *rollout.Rollout, owner events.ObjectRef, pod *corev1.Pod, upgra
 	case p.UpgradeID != upgradeID:
 		return nil, forged(ReasonNotPlanned, "the rollout of %s has pod %s under upgrade %q, not %s", owner, pod.Name, p.UpgradeID, upgradeID)
 	case p.State != rollout.InFlight:
-		return nil, forged(ReasonNotPlanned, "upgrade %s of pod %s is %s in the rollout record, not in flight", upgradeID, pod.Name, p.State)
+		r := forged(ReasonNotPlanned, "upgrade %s of pod %s is %s in the rollout record, not in flight", upgradeID, pod.Name, p.State)
+		r.Ended = string(p.State)
+		return nil, r
 	}
 	return p, nil
 }
@@ -174,6 +176,11 @@ type Refusal struct {
 	// Withdrawn: the record confirms the plan but the owner no longer
 	// allows it; otherwise the claim is forged or stale.
 	Withdrawn bool
+	// Ended is the pod's state in the rollout record (Succeeded, Failed,
+	// RolledBack, ...) when the record has this very upgrade of this very
+	// pod and it is over: the claim is not forged, only late (a success
+	// verify recorded on the bus and in the record, not on the pod).
+	Ended string
 }
 
 func (r *Refusal) Error() string {

@@ -22,7 +22,20 @@ import (
 // longer matches the plan (another UID, being deleted, a container gone or
 // set to an image that is neither the plan's from nor to).
 func Patch(pod *corev1.Pod, plan events.Plan, now time.Time) ([]byte, error) {
-	if err := checkPatchable(pod, plan); err != nil {
+	return patch(pod, plan, now, false)
+}
+
+// PatchOver is Patch for a plan the rollout record confirms while the pod
+// still shows another upgrade Patched (a success recorded on the bus, not
+// on the pod, whose pod has since crashed or changed): the record moves a
+// pod to a new upgrade only once the last one ended, so that state is
+// taken as ended and replaced. A rollback under way is still ErrBusy.
+func PatchOver(pod *corev1.Pod, plan events.Plan, now time.Time) ([]byte, error) {
+	return patch(pod, plan, now, true)
+}
+
+func patch(pod *corev1.Pod, plan events.Plan, now time.Time, over bool) ([]byte, error) {
+	if err := patchable(pod, plan, over); err != nil {
 		return nil, err
 	}
 	ops := []op{
@@ -54,7 +67,11 @@ func Patch(pod *corev1.Pod, plan events.Plan, now time.Time) ([]byte, error) {
 	return marshal(ops)
 }
 
-func checkPatchable(pod *corev1.Pod, plan events.Plan) error {
+func checkPatchable(pod *corev1.Pod, plan events.Plan) error { return patchable(pod, plan, false) }
+
+// patchable is checkPatchable; with over, another upgrade's Patched state
+// does not make the pod busy (PatchOver).
+func patchable(pod *corev1.Pod, plan events.Plan, over bool) error {
 	switch {
 	case string(pod.UID) != plan.Pod.UID:
 		return settle.Permanentf("patch pod %s: uid is %s, not the planned %s (the pod was replaced)", plan.Pod, pod.UID, plan.Pod.UID)
@@ -69,7 +86,7 @@ func checkPatchable(pod *corev1.Pod, plan events.Plan) error {
 		return nil
 	case st.UpgradeID == plan.UpgradeID:
 		return fmt.Errorf("patch pod %s: upgrade %s is already %s: %w", plan.Pod, st.UpgradeID, st.Phase, ErrAlreadyApplied)
-	case st.Phase.Active():
+	case InFlight(pod, st) && !(over && st.Phase == PhasePatched):
 		return fmt.Errorf("patch pod %s: upgrade %s is still %s: %w", plan.Pod, st.UpgradeID, st.Phase, ErrBusy)
 	}
 	return nil

@@ -13,11 +13,12 @@ var Source = events.Source("pod-watcher")
 
 // Changes are the events one observed change of a pod (old is nil for a
 // pod seen for the first time) stands for: pod.updated for a pod with an
-// upgrade in flight, and container.restarted for each of its containers
-// that restarted since old. Nothing for other pods.
+// upgrade in flight (inplace.InFlight) or that just landed, and
+// container.restarted for each of its containers that restarted since
+// old. Nothing for other pods.
 func Changes(old, cur *corev1.Pod) ([]cloudevents.Event, error) {
 	st, _ := inplace.ParseState(cur)
-	if st == nil || !st.Phase.Active() {
+	if !inplace.InFlight(cur, st) && !landed(old, cur, st) {
 		return nil, nil
 	}
 	var outs []cloudevents.Event
@@ -43,12 +44,24 @@ func Changes(old, cur *corev1.Pod) ([]cloudevents.Event, error) {
 	return outs, nil
 }
 
+// landed: the change that took the pod's upgrade out of flight without a
+// write of ours (every container on the target and ready, no gate to
+// open): verify hears of it from this one pod.updated and records the
+// success on the bus; the pod, settled, is heard of no more.
+func landed(old, cur *corev1.Pod, st *inplace.State) bool {
+	if old == nil || old.UID != cur.UID || st == nil || !st.Phase.Active() {
+		return false
+	}
+	prev, _ := inplace.ParseState(old)
+	return prev != nil && prev.UpgradeID == st.UpgradeID && inplace.InFlight(old, prev)
+}
+
 // Deleted is the pod.updated for a pod with an upgrade in flight that was
 // deleted: verify then reports it gone. Its id differs from the last
 // update's, which may be the same pod state.
 func Deleted(last *corev1.Pod) (cloudevents.Event, bool, error) {
 	st, _ := inplace.ParseState(last)
-	if st == nil || !st.Phase.Active() {
+	if !inplace.InFlight(last, st) {
 		return cloudevents.Event{}, false, nil
 	}
 	e, err := podUpdated(last, st, "deleted")
@@ -113,5 +126,5 @@ func NeedsGate(pod *corev1.Pod) bool {
 		return false
 	}
 	st, err := inplace.ParseState(pod)
-	return err == nil && (st == nil || !st.Phase.Active())
+	return err == nil && !inplace.InFlight(pod, st)
 }

@@ -95,7 +95,9 @@ func start(t *testing.T, w *world.World, ns string, pub watcher.Publisher) kuber
 // TestWatcherPublishesOncePerState: an upgrade in flight yields pod.updated
 // per pod state and container.restarted when the container restarts; a
 // resync republishes the same ids and the stream keeps each once; failed
-// publishes are retried.
+// publishes are retried. A pod with no gate whose upgrade lands (on the
+// target and ready: verify records that success on the bus, not on the
+// pod) yields one pod.updated for that state, which resyncs do not repeat.
 func TestWatcherPublishesOncePerState(t *testing.T) {
 	w := world.Shared(t)
 	ns := w.NewNamespace(t)
@@ -104,29 +106,46 @@ func TestWatcherPublishesOncePerState(t *testing.T) {
 	start(t, w, ns, rec)
 	v1, v2 := fntest.Push(t, w, "watcher/app", "v1"), fntest.Push(t, w, "watcher/app", "v2")
 	fntest.RunPod(t, w, fntest.Pod(ns, "quiet", v1.Ref, false)) // no upgrade: no events
-	pod := fntest.RunPod(t, w, fntest.Pod(ns, "web", v1.Ref, false))
-
-	patch, err := inplace.Patch(pod, fntest.Plan(t, pod, "up-w", v2), time.Now())
-	if err != nil {
+	// web's gate stays False (as patch-pod leaves it until verify's last
+	// write): its upgrade stays in flight.
+	pod := fntest.RunPod(t, w, fntest.Pod(ns, "web", v1.Ref, true))
+	plain := fntest.RunPod(t, w, fntest.Pod(ns, "plain", v1.Ref, false))
+	gate := inplace.GatePatch(pod.UID, corev1.ConditionFalse, inplace.GateReasonStart, "test", time.Now())
+	if _, err := w.Client().CoreV1().Pods(ns).Patch(t.Context(), pod.Name, types.StrategicMergePatchType, gate, metav1.PatchOptions{}, "status"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Client().CoreV1().Pods(ns).Patch(t.Context(), pod.Name, types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
+	fntest.WaitPod(t, w, pod, "NotReady, its gate False", func(p *corev1.Pod) bool { return !world.PodReady(p) })
+	upgrade := func(p *corev1.Pod) *corev1.Pod {
+		p = fntest.Get(t, w, p)
+		patch, err := inplace.Patch(p, fntest.Plan(t, p, "up-w", v2), time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Client().CoreV1().Pods(ns).Patch(t.Context(), p.Name, types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return fntest.WaitPod(t, w, p, "restarted on v2, its container ready", func(p *corev1.Pod) bool {
+			cs := fntest.ContainerStatus(p)
+			return cs.RestartCount == 1 && cs.ImageID == v2.ImageID && cs.Ready && world.PodReady(p) == !inplace.HasGate(p)
+		})
 	}
-	final := fntest.WaitPod(t, w, pod, "restarted on v2 and Ready", func(p *corev1.Pod) bool {
-		cs := fntest.ContainerStatus(p)
-		return cs.RestartCount == 1 && cs.ImageID == v2.ImageID && cs.Ready && world.PodReady(p)
-	})
+	final, landed := upgrade(pod), upgrade(plain)
 	finalID := events.DeriveID(events.PodStateKey(final), events.PodUpdated, "")
+	landedID := events.DeriveID(events.PodStateKey(landed), events.PodUpdated, "")
 	if err := world.Eventually(t.Context(), fntest.Timeout, "the final state republished by resyncs", func(context.Context) (bool, error) {
 		return rec.count(finalID) >= 3, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
+	if n := rec.count(landedID); n != 1 {
+		t.Errorf("the landed state of %s published %d times through the same resyncs; want once", plain.Name, n)
+	}
 
 	var restarts []events.ContainerRestartedData
 	for _, e := range rec.of(events.ContainerRestarted) {
-		restarts = append(restarts, fntest.Data[events.ContainerRestartedData](t, e))
+		if d := fntest.Data[events.ContainerRestartedData](t, e); d.Pod.Name == pod.Name {
+			restarts = append(restarts, d)
+		}
 	}
 	cs := fntest.ContainerStatus(final)
 	if len(restarts) != 1 || restarts[0].Container != "app" || restarts[0].NewContainerID != cs.ContainerID ||
@@ -134,7 +153,7 @@ func TestWatcherPublishesOncePerState(t *testing.T) {
 		t.Errorf("container.restarted = %+v, want one for app from %s to %s", restarts, fntest.ContainerStatus(pod).ContainerID, cs.ContainerID)
 	}
 	for _, e := range rec.of(events.PodUpdated) {
-		if d := fntest.Data[events.PodUpdatedData](t, e); d.Pod.Name != pod.Name {
+		if d := fntest.Data[events.PodUpdatedData](t, e); d.Pod.Name != pod.Name && d.Pod.Name != plain.Name {
 			t.Errorf("pod.updated for %s, which has no upgrade in flight", d.Pod.Name)
 		}
 	}

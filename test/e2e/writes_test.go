@@ -24,7 +24,7 @@ func TestWritesPerUpgradedPod(t *testing.T) {
 		name string
 		gate bool
 		want int
-	}{{"plain", false, 2}, {"gated", true, 3}} {
+	}{{"plain", false, 1}, {"gated", true, 3}} {
 		t.Run(c.name, func(t *testing.T) {
 			counter := &requests{}
 			counter.reset()
