@@ -62,9 +62,9 @@ func BeginResize(prev *Rollout, id string, w events.ObjectRef, req events.Resize
 	return r, nil
 }
 
-// SettleResize ends a resize whose pods are all done. The template keeps
-// its resources for now (the sync of resources is not built yet): a pod the
-// workload creates anew gets the template's.
+// SettleResize moves a resize whose pods are all done to Syncing, so the
+// template follows the pods' new resources (as it follows a push's images);
+// one that resized no pod completes with the template as it is.
 func SettleResize(r *Rollout, inputID string, now time.Time) {
 	if r.Resize == nil || r.Phase != Running {
 		return
@@ -74,6 +74,11 @@ func SettleResize(r *Rollout, inputID string, now time.Time) {
 			return
 		}
 	}
-	r.Phase, r.SettledBy, r.UpdatedAt, r.Resize.FinishedAt = Completed, inputID, now, now
-	r.Sync = &Sync{Step: "done", Result: events.TemplateNone, Note: "a resize leaves the template's resources as they are"}
+	r.SettledBy, r.UpdatedAt = inputID, now
+	if r.Idle() {
+		r.Phase, r.Resize.FinishedAt = Completed, now
+		r.Sync = &Sync{Step: "done", Result: events.TemplateNone, Note: "no pod needed resizing"}
+		return
+	}
+	r.Phase = Syncing
 }

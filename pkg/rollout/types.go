@@ -1,6 +1,8 @@
 package rollout
 
 import (
+	corev1 "k8s.io/api/core/v1"
+
 	"time"
 
 	"github.com/inplace-dev/inplace/events"
@@ -153,6 +155,9 @@ type Sync struct {
 	// Images are the template images being set, by container.
 	Images         map[string]string `json:"images,omitempty"`
 	PreviousImages map[string]string `json:"previousImages,omitempty"`
+	// Resources are, for a resize, the template resources being set, by
+	// container.
+	Resources map[string]corev1.ResourceRequirements `json:"resources,omitempty"`
 	// FromRevision is the revision before the sync (StatefulSet
 	// updateRevision) or the ReplicaSet patched (Deployment); Revision the
 	// one pods are relabelled to.

@@ -50,7 +50,13 @@ func (s *Syncer) Sync(ctx context.Context, r *rollout.Rollout) (rollout.Sync, bo
 		return p, true, nil
 	}
 	var err error
-	switch r.Workload.Kind {
+	kind := r.Workload.Kind
+	if r.Resize != nil && kind != "Pod" {
+		kind = "resize" // resources, not images (resize.go)
+	}
+	switch kind {
+	case "resize":
+		err = s.resizeSync(ctx, r, &p)
 	case "Deployment":
 		err = s.deployment(ctx, r, &p)
 	case "StatefulSet":

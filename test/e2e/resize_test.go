@@ -35,6 +35,10 @@ func TestResizeCPUWithoutRestart(t *testing.T) {
 	if ev.Type() != events.ContainerResizeSucceeded || res.Counts.Succeeded != 2 {
 		t.Fatalf("result %s %+v; want succeeded, 2 pods", ev.Type(), res)
 	}
+	if res.Template != events.TemplateSynced {
+		t.Errorf("result template %q; want %s", res.Template, events.TemplateSynced)
+	}
+	rsBefore := e.activeReplicaSets("sized")
 	want := cpu("200m")
 	for _, p := range e.podList("sized") {
 		b, ok := before[p.Name]
@@ -58,6 +62,59 @@ func TestResizeCPUWithoutRestart(t *testing.T) {
 			t.Errorf("pod %s: InPlaceResized Events %q; want one", p.Name, evs)
 		}
 	}
+	// The template follows, without a rollout: the Deployment and its one
+	// ReplicaSet ask the new CPU, no new ReplicaSet, no pod replaced.
+	d, err := e.w.Client().AppsV1().Deployments(e.ns).Get(t.Context(), "sized", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Spec.Template.Spec.Containers[0].Resources; !resize.Equal(&got, &want) {
+		t.Errorf("Deployment template asks %s; want %s", resize.String(got), resize.String(want))
+	}
+	if d.Spec.Paused {
+		t.Error("the Deployment is left paused")
+	}
+	rsAfter := e.activeReplicaSets("sized")
+	if len(rsAfter) != 1 || len(rsBefore) != 1 || rsAfter[0].Name != rsBefore[0].Name {
+		t.Fatalf("ReplicaSets %v → %v; want the one it had", names(rsBefore), names(rsAfter))
+	}
+	if got := rsAfter[0].Spec.Template.Spec.Containers[0].Resources; !resize.Equal(&got, &want) {
+		t.Errorf("ReplicaSet template asks %s; want %s", resize.String(got), resize.String(want))
+	}
+	if err := world.Eventually(t.Context(), time.Minute, "Deployment counts 2 updated pods", func(ctx context.Context) (bool, error) {
+		d, err := e.w.Client().AppsV1().Deployments(e.ns).Get(ctx, "sized", metav1.GetOptions{})
+		return err == nil && d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == 2 && d.Status.Replicas == 2, err
+	}); err != nil {
+		t.Error(err)
+	}
+	for _, p := range e.podList("sized") {
+		if _, ok := before[p.Name]; !ok {
+			t.Errorf("pod %s is new after the template sync", p.Name)
+		}
+	}
+}
+
+func (e *env) activeReplicaSets(app string) []appsv1.ReplicaSet {
+	e.t.Helper()
+	list, err := e.w.Client().AppsV1().ReplicaSets(e.ns).List(e.t.Context(), metav1.ListOptions{LabelSelector: "app=" + app})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []appsv1.ReplicaSet
+	for _, rs := range list.Items {
+		if rs.Spec.Replicas == nil || *rs.Spec.Replicas > 0 {
+			out = append(out, rs)
+		}
+	}
+	return out
+}
+
+func names(rss []appsv1.ReplicaSet) []string {
+	var out []string
+	for _, rs := range rss {
+		out = append(out, rs.Name)
+	}
+	return out
 }
 
 // More CPU than the node has: the kubelet answers Infeasible, the pod is

@@ -1,0 +1,197 @@
+package templatesync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/resize"
+	"github.com/inplace-dev/inplace/pkg/rollout"
+)
+
+// ReasonNotBuilt: the workload's kind has no resources sync yet.
+const ReasonNotBuilt = "NotBuilt"
+
+// resizeSync brings a workload's template to the resources its pods were
+// resized to, the same way as images: a Deployment paused with its
+// template, its current ReplicaSet's template set alike, unpaused once the
+// controller saw both (no new ReplicaSet, no pod replaced); a ReplicaSet
+// in one patch.
+func (s *Syncer) resizeSync(ctx context.Context, r *rollout.Rollout, p *rollout.Sync) error {
+	switch r.Workload.Kind {
+	case "Deployment":
+		return s.deploymentResize(ctx, r, p)
+	case "ReplicaSet":
+		return s.replicaSetResize(ctx, r, p)
+	}
+	return impossible(p, ReasonNotBuilt, "template left as is: syncing resources is built for Deployments and ReplicaSets, not %ss yet; "+
+		"set them in the template (the pods already run them)", r.Workload.Kind)
+}
+
+func (s *Syncer) deploymentResize(ctx context.Context, r *rollout.Rollout, p *rollout.Sync) error {
+	c := s.Client.AppsV1().Deployments(r.Workload.Namespace)
+	d, err := c.Get(ctx, r.Workload.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return impossible(p, ReasonWorkloadDeleted, "the Deployment was deleted")
+	}
+	if err != nil {
+		return err
+	}
+	switch p.Step {
+	case StepStart:
+		if err := s.deploymentResizeStart(ctx, r, p, d); err != nil || p.Step != StepFrozen {
+			return err
+		}
+		fallthrough
+	case StepFrozen:
+		rsc := s.Client.AppsV1().ReplicaSets(d.Namespace)
+		rs, err := rsc.Get(ctx, p.FromRevision, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("get ReplicaSet %s: %w", p.FromRevision, err)
+		}
+		body, err := inplace.ReplicaSetResizeSyncPatch(rs, p.Resources, resizeCause(r, p))
+		if err := apply(ctx, rsc.Patch, rs.Name, body, err); err != nil {
+			return err
+		}
+		p.Step = StepReplicaSet
+	case StepReplicaSet:
+		if err := s.deploymentSawReplicaSet(ctx, d, p); err != nil {
+			return err
+		}
+		body, err := inplace.DeploymentRestorePatch(d)
+		if err := apply(ctx, c.Patch, d.Name, body, err); err != nil {
+			return err
+		}
+		p.Step = StepRestored
+	case StepRestored:
+		if err := s.deploymentSettled(ctx, d, p); err != nil {
+			return err
+		}
+		s.resizeSynced(r, p)
+	}
+	return nil
+}
+
+func (s *Syncer) deploymentResizeStart(ctx context.Context, r *rollout.Rollout, p *rollout.Sync, d *appsv1.Deployment) error {
+	active, err := s.activeReplicaSets(ctx, d)
+	if err != nil {
+		return err
+	}
+	if len(active) != 1 {
+		return impossible(p, ReasonRolloutUnderWay, "template left as is: the Deployment has %d active ReplicaSets (a rollout of its own is under way)", len(active))
+	}
+	p.FromRevision = active[0].Name
+	if done, err := s.resizeBegin(ctx, r, p, d.ObjectMeta, d.Spec.Template.Spec, d.Spec.Selector); done || err != nil {
+		return err
+	}
+	body, err := inplace.DeploymentResizeSyncPatch(d, r.UpgradeID, p.Resources, resizeCause(r, p))
+	if errors.Is(err, inplace.ErrBusy) {
+		body, err = inplace.DeploymentRestorePatch(d)
+		if err := apply(ctx, s.Client.AppsV1().Deployments(d.Namespace).Patch, d.Name, body, err); err != nil {
+			return err
+		}
+		return waiting("restored an unfinished template sync on %s", d.Name)
+	}
+	if err := apply(ctx, s.Client.AppsV1().Deployments(d.Namespace).Patch, d.Name, body, err); err != nil {
+		return err
+	}
+	p.Step = StepFrozen
+	return nil
+}
+
+func (s *Syncer) replicaSetResize(ctx context.Context, r *rollout.Rollout, p *rollout.Sync) error {
+	c := s.Client.AppsV1().ReplicaSets(r.Workload.Namespace)
+	rs, err := c.Get(ctx, r.Workload.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return impossible(p, ReasonWorkloadDeleted, "the ReplicaSet was deleted")
+	}
+	if err != nil {
+		return err
+	}
+	if done, err := s.resizeBegin(ctx, r, p, rs.ObjectMeta, rs.Spec.Template.Spec, rs.Spec.Selector); done || err != nil {
+		return err
+	}
+	body, err := inplace.ReplicaSetResizeSyncPatch(rs, p.Resources, resizeCause(r, p))
+	if err := apply(ctx, c.Patch, rs.Name, body, err); err != nil {
+		return err
+	}
+	s.resizeSynced(r, p)
+	return nil
+}
+
+// resizeBegin: the resources to set (what every live pod now asks), and
+// whether the template already shows them.
+func (s *Syncer) resizeBegin(ctx context.Context, r *rollout.Rollout, p *rollout.Sync, meta metav1.ObjectMeta,
+	spec corev1.PodSpec, sel *metav1.LabelSelector) (bool, error) {
+	pods, err := s.podsOf(ctx, meta.Namespace, sel)
+	if err != nil {
+		return false, err
+	}
+	res, err := targetResources(r, pods)
+	if err != nil {
+		return false, impossible(p, ReasonPodsNotOnTarget, "template left as is: %v", err)
+	}
+	p.Resources = res
+	if inplace.TemplateShowsResources(spec, res) && meta.Annotations[inplace.SyncAnnotation] == "" {
+		p.Step, p.Result, p.Note = StepDone, events.TemplateCurrent, "the template already asks these resources"
+		return true, nil
+	}
+	return false, s.gitOps(r, p, meta)
+}
+
+// targetResources are the resources the rollout's pods were resized to;
+// every live pod must ask them.
+func targetResources(r *rollout.Rollout, pods []corev1.Pod) (map[string]corev1.ResourceRequirements, error) {
+	want := map[string]corev1.ResourceRequirements{}
+	for _, p := range r.Pods {
+		if p.State != rollout.Succeeded {
+			continue
+		}
+		for _, c := range p.Containers {
+			if c.Resources != nil {
+				want[c.Name] = c.Resources.To
+			}
+		}
+	}
+	if len(want) == 0 {
+		return nil, fmt.Errorf("no pod was resized")
+	}
+	for _, pod := range pods {
+		if pod.DeletionTimestamp != nil {
+			continue
+		}
+		if !inplace.TemplateShowsResources(pod.Spec, want) {
+			return nil, fmt.Errorf("pod %s does not ask %s", pod.Name, describeResources(want))
+		}
+	}
+	return want, nil
+}
+
+func describeResources(res map[string]corev1.ResourceRequirements) string {
+	parts := make([]string, 0, len(res))
+	for _, name := range slices.Sorted(maps.Keys(res)) {
+		parts = append(parts, "container "+name+": "+resize.String(res[name]))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func resizeCause(r *rollout.Rollout, p *rollout.Sync) string {
+	return fmt.Sprintf("inplace resize %s: %s in place, without a rollout", r.UpgradeID, describeResources(p.Resources))
+}
+
+// resizeSynced records the sync in an Event on the workload.
+func (s *Syncer) resizeSynced(r *rollout.Rollout, p *rollout.Sync) {
+	s.event(r, corev1.EventTypeNormal, EventSynced, fmt.Sprintf("Template resources set to what the pods were resized to in place (%s), without a rollout (resize %s)",
+		describeResources(p.Resources), r.UpgradeID))
+	p.Step, p.Result = StepDone, events.TemplateSynced
+}
