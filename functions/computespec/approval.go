@@ -115,8 +115,8 @@ func (f *Function) onDecision(ctx context.Context, in cloudevents.Event) ([]clou
 			rollout.Reject(r, rollout.ReasonRejected, d.By, rejection(d), in.ID(), now)
 		}
 	})
-	if err == nil && cur.Approval.DecidedBy == "" {
-		f.decided(d, approve)
+	if k, _ := settle.Classify(err); (k == settle.Done || k == settle.Later) && cur.Approval.DecidedBy == "" {
+		f.decided(d, approve) // recorded: a redelivery finds it decided
 	}
 	return outs, err
 }

@@ -13,8 +13,10 @@ import (
 )
 
 // stallRecheck is how soon a rollout waiting for unavailable pods to become
-// Ready looks again.
-const stallRecheck = 2 * time.Second
+// Ready, or for its nodes' pulls, looks again by itself: a safety net only.
+// In `inplace run` the Waker moves it on at the change itself (a pod
+// Ready, a pull done); the watchdog re-plans one left quiet for longer.
+const stallRecheck = 30 * time.Second
 
 // advance turns a rollout transition made while handling in into events:
 // the plans it made, its halt, or its completion (after the template sync).
@@ -50,8 +52,11 @@ func (f *Function) advance(ctx context.Context, in cloudevents.Event, r *rollout
 		}
 		outs = append(outs, more...)
 	}
-	if stalled(r) {
-		return nil, settle.NotYet(stallRecheck, "%s: pods wait for a free slot (max-unavailable %d) and none is in flight",
+	if stalled(r) && f.d.Records == nil {
+		// Without the watches (Knative mode) a stalled rollout polls; with
+		// them the Waker moves it on (a pod Ready, a pull done) and the
+		// watchdog re-plans one left quiet: the input is done.
+		return nil, settle.NotYet(pollRecheck, "%s: pods wait for a free slot (max-unavailable %d) or for their node's pull, and none is in flight",
 			r.Workload, r.Options.Budget)
 	}
 	return outs, nil

@@ -59,6 +59,16 @@ type Deps struct {
 	// Signatures verifies pushed digests for workloads that require a
 	// signature; nil refuses every push to such a workload.
 	Signatures SignatureVerifier
+	// Pulls shows the nodes' pulls: with it, a pod of a rollout that
+	// pre-pulls is planned only once its node has the images (pre-pull
+	// starts every node's pull ahead, at the rollout's start). Nil plans
+	// pods with their node's pull still to come (nothing pulls ahead, as in
+	// Knative mode).
+	Pulls Pulls
+	// Records wakes a delivery waiting for another worker's change of a
+	// rollout record (a template sync under way); nil: it is redelivered
+	// after pollRecheck instead.
+	Records *RecordChanges
 }
 
 // Function is compute-spec.

@@ -41,6 +41,12 @@ func (f *Function) onResume(ctx context.Context, in cloudevents.Event) ([]cloude
 // transition applies change to a workload's rollout, replans from the
 // cluster as it is now, and emits what follows.
 func (f *Function) transition(ctx context.Context, in cloudevents.Event, ref events.ObjectRef, change func(*rollout.Rollout)) ([]cloudevents.Event, error) {
+	return f.replan(ctx, in, ref, change, false)
+}
+
+// replan is transition; with ifPlans it writes the record (and emits) only
+// when a pod is planned or the phase moves.
+func (f *Function) replan(ctx context.Context, in cloudevents.Event, ref events.ObjectRef, change func(*rollout.Rollout), ifPlans bool) ([]cloudevents.Event, error) {
 	key := rollout.Key(ref)
 	raw, _, err := f.d.Store.Get(ctx, key)
 	if err != nil {
@@ -54,6 +60,11 @@ func (f *Function) transition(ctx context.Context, in cloudevents.Event, ref eve
 	if err != nil {
 		return nil, err
 	}
+	view, err := f.viewPulls(cands)
+	if err != nil {
+		return nil, err
+	}
+	timeout := f.d.Defaults.Load().PrepullTimeout
 	var r *rollout.Rollout
 	var planned []*rollout.Pod
 	_, err = f.d.Store.Update(ctx, key, func(old []byte) ([]byte, error) {
@@ -65,14 +76,23 @@ func (f *Function) transition(ctx context.Context, in cloudevents.Event, ref eve
 			return nil, errChanged
 		}
 		r = prev
+		phase, wave := r.Phase, r.Wave
 		change(r)
 		paused := t.Skip != ""
+		hold(view, r, cands, timeout, f.d.Now())
 		planned = rollout.Plan(r, rollout.StepCandidates(r, cands), in.ID(), paused, f.d.Now())
 		rollout.Settle(r, in.ID(), f.d.Now())
 		planned = append(planned, rollout.SettleRestart(r, cands, in.ID(), f.d.Now())...)
 		rollout.SettleResize(r, in.ID(), f.d.Now())
+		if ifPlans && r.Phase == phase && r.Wave == wave {
+			r = nil
+			return nil, errNoChange
+		}
 		return json.Marshal(r)
 	})
+	if errors.Is(err, errNoChange) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -124,3 +144,6 @@ func (f *Function) observe(ctx context.Context, ref events.ObjectRef, raw []byte
 // errChanged: the rollout was superseded between reading the cluster and
 // writing the state; the event is retried against the new rollout.
 var errChanged = errors.New("compute-spec: the rollout changed while planning; retrying")
+
+// errNoChange: a wake-up found nothing to plan; the record is left as it is.
+var errNoChange = errors.New("compute-spec: nothing to plan")

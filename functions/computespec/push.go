@@ -82,8 +82,28 @@ func (f *Function) onPush(ctx context.Context, in cloudevents.Event) ([]cloudeve
 	return outs, nil
 }
 
-// start begins the rollout of push on one target.
+// errSyncing: the workload's previous rollout is syncing its template;
+// the push waits for the record to change.
+var errSyncing = errors.New("the previous rollout's template sync is under way")
+
+// start begins the rollout of push on one target. While the previous
+// rollout syncs the template, it waits for that record's next change (the
+// watch of the records), then looks again.
 func (f *Function) start(ctx context.Context, in cloudevents.Event, push events.ImagePushedData, t Target) ([]cloudevents.Event, error) {
+	key := rollout.Key(t.Workload.Ref)
+	for {
+		woken, stop := f.recordChanged(key)
+		outs, err := f.startOnce(ctx, in, push, t)
+		if !errors.Is(err, errSyncing) || !waitFor(ctx, woken, maxRecordWait) {
+			stop()
+			return outs, err
+		}
+		stop()
+	}
+}
+
+// startOnce begins the rollout of push on one target.
+func (f *Function) startOnce(ctx context.Context, in cloudevents.Event, push events.ImagePushedData, t Target) ([]cloudevents.Event, error) {
 	ref := t.Workload.Ref
 	upgradeID := UpgradeID(in.ID(), ref)
 	if err := f.backwards(ctx, ref, upgradeID, push); err != nil {
@@ -106,7 +126,12 @@ func (f *Function) start(ctx context.Context, in cloudevents.Event, push events.
 	if err := f.allow(ctx, pods); err != nil {
 		return nil, err
 	}
+	view, err := f.viewPulls(cands)
+	if err != nil {
+		return nil, err
+	}
 	now, why := f.d.Now(), approvalWhy(t, push, cands)
+	timeout := f.d.Defaults.Load().PrepullTimeout
 	ttl := f.d.Defaults.Load().ApprovalTimeout
 	var r *rollout.Rollout
 	var planned []*rollout.Pod
@@ -115,12 +140,12 @@ func (f *Function) start(ctx context.Context, in cloudevents.Event, push events.
 		if err != nil {
 			return nil, err
 		}
-		if err := canBegin(prev, ref, upgradeID, t.Options.Policy, push); err != nil {
+		if err := canBegin(prev, ref, upgradeID, t.Options.Policy, push, f.recheck()); err != nil {
 			return nil, err
 		}
 		r = rollout.Begin(prev, upgradeID, ref, push, t.rolloutOptions(), now)
 		if prev == nil || prev.UpgradeID != upgradeID {
-			r.Signer = signer
+			r.Signer, r.TraceParent = signer, events.Ext(in, events.ExtTraceParent)
 		}
 		switch {
 		case prev != nil && prev.UpgradeID == upgradeID:
@@ -130,6 +155,7 @@ func (f *Function) start(ctx context.Context, in cloudevents.Event, push events.
 		default:
 			r.History[push.Name()] = rollout.Advance(r.History[push.Name()], push, cands)
 		}
+		hold(view, r, cands, timeout, now)
 		planned = rollout.Plan(r, cands, in.ID(), false, now)
 		rollout.Settle(r, in.ID(), now)
 		return json.Marshal(r)
@@ -149,7 +175,7 @@ func (f *Function) start(ctx context.Context, in cloudevents.Event, push events.
 // canBegin checks that a push may start a rollout after prev: never
 // backwards (unless a manual upgrade says so), and newer than a rollout it
 // would supersede.
-func canBegin(prev *rollout.Rollout, ref events.ObjectRef, upgradeID string, pol policy.Policy, push events.ImagePushedData) error {
+func canBegin(prev *rollout.Rollout, ref events.ObjectRef, upgradeID string, pol policy.Policy, push events.ImagePushedData, recheck time.Duration) error {
 	if err := checkUndo(prev, ref, upgradeID, push); err != nil {
 		return err
 	}
@@ -159,7 +185,7 @@ func canBegin(prev *rollout.Rollout, ref events.ObjectRef, upgradeID string, pol
 	if why := rollout.Backwards(prev.History[push.Name()], push); why != "" && !push.AllowOlder {
 		return fmt.Errorf("%w: %s", errBackwards, why)
 	}
-	return canSupersede(prev, pol, push)
+	return canSupersede(prev, pol, push, recheck)
 }
 
 // backwards refuses a push that would take the workload back (or an undo
@@ -188,12 +214,12 @@ func (f *Function) backwards(ctx context.Context, ref events.ObjectRef, upgradeI
 }
 
 // canSupersede checks that a push may replace the rollout in prev.
-func canSupersede(prev *rollout.Rollout, pol policy.Policy, push events.ImagePushedData) error {
+func canSupersede(prev *rollout.Rollout, pol policy.Policy, push events.ImagePushedData, recheck time.Duration) error {
 	if prev.Phase.Finished() {
 		return nil
 	}
 	if prev.Phase == rollout.Syncing {
-		return settle.NotYet(2*time.Second, "the template of %s is being synced for %s", prev.Workload, prev.UpgradeID)
+		return fmt.Errorf("%w: %w", errSyncing, settle.NotYet(recheck, "the template of %s is being synced for %s", prev.Workload, prev.UpgradeID))
 	}
 	d := policy.Decide(pol, policy.Current{Tag: prev.Push.Tag, Digest: prev.Push.Digest},
 		policy.Pushed{Tag: push.Tag, Digest: push.Digest})

@@ -71,7 +71,7 @@ func (f *Function) onRestart(ctx context.Context, in cloudevents.Event) ([]cloud
 			return nil, err
 		}
 		if r, err = rollout.BeginRestart(prev, id, ref, req, restartOptions(t, req.Strategy), now); err != nil {
-			return nil, settle.NotYet(stallRecheck, "%s: restart %s waits: %v", ref, id, err)
+			return nil, settle.NotYet(pollRecheck, "%s: restart %s waits: %v", ref, id, err)
 		}
 		planned = rollout.Plan(r, rollout.StepCandidates(r, cands), in.ID(), false, now)
 		planned = append(planned, rollout.SettleRestart(r, cands, in.ID(), now)...)

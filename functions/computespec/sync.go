@@ -37,10 +37,13 @@ var syncLocks = keymutex.NewHashed(64)
 
 // maxSyncWait bounds how long one delivery waits for a controller to move
 // during a template sync before it hands the wait to the bus (NotYet);
-// syncSteps bounds the steps one delivery takes.
+// syncSteps bounds the steps one delivery takes before it hands the rest
+// to its own redelivery at once (syncHandOff: no wait, a bound on one
+// delivery's length: a StatefulSet's sync takes a step per pod).
 const (
 	maxSyncWait = 5 * time.Second
-	syncSteps   = 16
+	syncSteps   = 64
+	syncHandOff = 10 * time.Millisecond
 )
 
 // syncTemplate runs the template sync's steps back to back, recording each
@@ -53,19 +56,18 @@ const (
 // one rollout's outcomes, or the watchdog, may reach here at once), and the
 // step is re-read from the record under the lock: the Syncer writes to the
 // workload before the record's compare-and-swap, so a stale step would
-// pause a Deployment again after its sync was restored.
+// pause a Deployment again after its sync was restored. A sync another
+// worker completed meanwhile is returned as it is; one another replica is
+// driving is waited for, woken by the record's changes (awaitSync).
 func (f *Function) syncTemplate(ctx context.Context, r *rollout.Rollout) (*rollout.Rollout, error) {
 	key := rollout.Key(r.Workload)
 	syncLocks.LockKey(key)
 	defer func() { _ = syncLocks.UnlockKey(key) }()
-	data, _, err := f.d.Store.Get(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("compute-spec: read rollout %s: %w", r.UpgradeID, err)
+	cur, err := f.syncing(ctx, r)
+	if err != nil || cur.Phase == rollout.Completed {
+		return cur, err
 	}
-	if cur, err := decode(data); err != nil || cur == nil || cur.UpgradeID != r.UpgradeID ||
-		cur.Phase != rollout.Syncing || step(cur.Sync) != step(r.Sync) {
-		return nil, settle.NotYet(stallRecheck, "template sync of %s: moved on meanwhile", r.Workload)
-	}
+	r = cur // the step recorded, never an older one
 	watcher, _ := f.d.Cache.(changeWatcher)
 	for range syncSteps {
 		var woken <-chan struct{}
@@ -82,14 +84,49 @@ func (f *Function) syncTemplate(ctx context.Context, r *rollout.Rollout) (*rollo
 			r = next // the step is recorded: the next one at once
 		case errors.Is(err, errSyncMoved):
 			stop()
-			return nil, settle.NotYet(stallRecheck, "template sync of %s: moved on meanwhile", r.Workload)
+			return f.awaitSync(ctx, r)
 		case woken == nil || !waitChange(ctx, woken, err):
 			stop()
 			return nil, err
 		}
 		stop()
 	}
-	return nil, settle.NotYet(time.Second, "template sync of %s: %s after %d steps", r.Workload, step(r.Sync), syncSteps)
+	return nil, settle.NotYet(syncHandOff, "template sync of %s: %s after %d steps; going on", r.Workload, step(r.Sync), syncSteps)
+}
+
+// syncing re-reads r's record: r's rollout still syncing, or completed;
+// "not yet" when it moved on otherwise (superseded, halted).
+func (f *Function) syncing(ctx context.Context, r *rollout.Rollout) (*rollout.Rollout, error) {
+	data, _, err := f.d.Store.Get(ctx, rollout.Key(r.Workload))
+	if err != nil {
+		return nil, fmt.Errorf("compute-spec: read rollout %s: %w", r.UpgradeID, err)
+	}
+	cur, err := decode(data)
+	if err != nil || cur == nil || cur.UpgradeID != r.UpgradeID ||
+		(cur.Phase != rollout.Syncing && cur.Phase != rollout.Completed) {
+		return nil, settle.NotYet(f.recheck(), "template sync of %s: moved on meanwhile", r.Workload)
+	}
+	return cur, nil
+}
+
+// awaitSync waits for another worker (a replica, the watchdog) that
+// recorded a step of r's sync meanwhile to complete it, woken by the
+// record's changes, and returns the completed record; past the wait, the
+// delivery is handed back to the bus (its safety net: recheck).
+func (f *Function) awaitSync(ctx context.Context, r *rollout.Rollout) (*rollout.Rollout, error) {
+	for {
+		woken, stop := f.recordChanged(rollout.Key(r.Workload))
+		cur, err := f.syncing(ctx, r)
+		if err != nil || cur.Phase == rollout.Completed {
+			stop()
+			return cur, err
+		}
+		ok := waitFor(ctx, woken, maxRecordWait)
+		stop()
+		if !ok {
+			return nil, settle.NotYet(f.recheck(), "template sync of %s: another worker is at step %q", r.Workload, step(cur.Sync))
+		}
+	}
 }
 
 // waitChange waits for woken when err is a "not yet", within maxSyncWait
@@ -98,22 +135,7 @@ func waitChange(ctx context.Context, woken <-chan struct{}, err error) bool {
 	if kind, _ := settle.Classify(err); kind != settle.Later {
 		return false
 	}
-	budget := maxSyncWait
-	if dl, ok := ctx.Deadline(); ok {
-		budget = min(budget, time.Until(dl)/2)
-	}
-	if budget <= 0 {
-		return false
-	}
-	t := time.NewTimer(budget)
-	defer t.Stop()
-	select {
-	case <-woken:
-		return true
-	case <-t.C:
-	case <-ctx.Done():
-	}
-	return false
+	return waitFor(ctx, woken, maxSyncWait)
 }
 
 // syncStep runs one step of the template sync and records its progress in

@@ -17,11 +17,12 @@ import (
 	"github.com/inplace-dev/inplace/pkg/settle"
 )
 
-// quiet is how long a rollout waiting on its own loop (a stall, a template
-// sync: each redelivered every stallRecheck, and each writes the record)
-// may go unchanged before the watchdog takes the loop's step itself. The
-// loop may be gone (its event lost or dead-lettered), or may never have
-// existed: a transition the watchdog made has no event to redeliver.
+// quiet is how long a waiting rollout (a stall: the Waker moves it on at
+// the change it waits for; a template sync: driven by the watch, its
+// delivery redelivered at most every stallRecheck) may go unchanged before
+// the watchdog takes the step itself: a safety net. The loop may be gone
+// (its event lost or dead-lettered, the process restarted), or may never
+// have existed: a transition the watchdog made has no event to redeliver.
 const quiet = 3 * stallRecheck
 
 // ReasonStalled halts a rollout whose pods wait for a free slot and none

@@ -13,15 +13,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/pulls"
 )
 
 // Labels and annotations of pre-pull pods.
 const (
-	LabelManagedBy   = "app.kubernetes.io/managed-by"
-	LabelComponent   = "app.kubernetes.io/component"
-	ManagedBy        = "inplace"
-	Component        = "prepull"
-	LabelImages      = "inplace.dev/prepull-images"
+	LabelManagedBy   = pulls.LabelManagedBy
+	LabelComponent   = pulls.LabelComponent
+	ManagedBy        = pulls.ManagedBy
+	Component        = pulls.Component
+	LabelImages      = pulls.LabelImages
 	AnnotationImages = "inplace.dev/prepull-images"
 	// AnnotationCreated is when pre-pull created the pod, to the
 	// nanosecond (creationTimestamp has whole seconds: a pull timed from it
@@ -30,7 +31,7 @@ const (
 )
 
 // Selector selects every pre-pull pod.
-var Selector = LabelManagedBy + "=" + ManagedBy + "," + LabelComponent + "=" + Component
+const Selector = pulls.Selector
 
 // targets are the plan's distinct target images, sorted.
 func targets(plan events.Plan) []string {
@@ -54,7 +55,7 @@ func hashOf(parts ...string) string {
 }
 
 // imagesKey names a set of images in a label value.
-func imagesKey(images []string) string { return hashOf(images...)[:20] }
+func imagesKey(images []string) string { return pulls.Key(images) }
 
 // slotName is the name of pre-pull slot i on node.
 func slotName(node string, i int) string {

@@ -90,7 +90,7 @@ func needsKube(p *config.Process) bool {
 // RBAC than its own calls: the configuration watch for compute-spec,
 // pre-pull and verify; pods for every function and the pod watcher;
 // workloads for compute-spec, the poller, and the owner checks of
-// patch-pod and verify; nodes for pre-pull.
+// patch-pod and verify; nodes for pre-pull and compute-spec.
 func (a *App) connectKube(ctx context.Context, p *config.Process, log *slog.Logger) error {
 	if err := a.clients(p); err != nil {
 		return err
@@ -120,8 +120,8 @@ func (a *App) connectKube(ctx context.Context, p *config.Process, log *slog.Logg
 	if err != nil {
 		return err
 	}
-	if p.Runs(prepull.Name) {
-		a.Cache.WithNodes()
+	if p.Runs(prepull.Name) || p.Runs(computespec.Name) {
+		a.Cache.WithNodes() // pre-pull and compute-spec read nodes' images
 	}
 	if err := a.Cache.Start(ctx); err != nil {
 		return fmt.Errorf("kubernetes cache: %w", err)

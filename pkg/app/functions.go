@@ -71,6 +71,15 @@ type FunctionDeps struct {
 	// changes (bus.KV.Watch, as pre-pull's identity), so it pre-pulls on
 	// every node of a rollout at once; nil: only as pods are planned.
 	WatchRollouts func(ctx context.Context, fn func(key string, value []byte)) error
+	// Informers are the process's informers (nodes included). With
+	// Publish, compute-spec plans a pod only once its node has the images
+	// (pre-pull pulls ahead on every node) and its waiting rollouts are
+	// woken by them (a pull ended, a pod became Ready); nil: neither.
+	Informers *kube.Cache
+	// WatchRecords, when set, feeds compute-spec every rollout record as
+	// it changes (bus.KV.Watch, as compute-spec's identity): a delivery
+	// waiting for another worker's change of a record is woken by it.
+	WatchRecords func(ctx context.Context, fn func(key string, value []byte)) error
 }
 
 // Functions makes the named functions of the chain, and the loops they
@@ -87,12 +96,29 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 	if slices.Contains(names, computespec.Name) {
 		rec := recorder(computespec.Name)
 		syncer := &templatesync.Syncer{Client: d.Kube, Recorder: rec, Log: d.Log.With("function", computespec.Name)}
-		f := computespec.New(computespec.Deps{Cache: d.Cache, Store: d.Store, Defaults: d.Defaults,
+		cd := computespec.Deps{Cache: d.Cache, Store: d.Store, Defaults: d.Defaults,
 			Signatures: &signature.Verifier{Secrets: poll.ClientSecrets{Client: d.Kube}},
-			Syncer:     syncer, Recorder: rec, OptIn: d.OptIn, Log: d.Log.With("function", computespec.Name)})
+			Syncer:     syncer, Recorder: rec, OptIn: d.OptIn, Log: d.Log.With("function", computespec.Name)}
+		wakes := d.Publish != nil && d.Informers != nil
+		if wakes {
+			cd.Pulls = d.Informers
+		}
+		if d.WatchRecords != nil {
+			cd.Records = &computespec.RecordChanges{}
+			loops = append(loops, func(ctx context.Context) { watch(ctx, d.WatchRecords, cd.Records.Notify, d.Log) })
+		}
+		f := computespec.New(cd)
 		fns = append(fns, f)
 		if d.Publish != nil {
 			loops = append(loops, func(ctx context.Context) { every(ctx, d.WatchdogPeriod, watchdog(f, d.Publish), d.Log) })
+		}
+		if wakes {
+			w, err := computespec.NewWaker(f, d.Informers, d.Publish, d.Log.With("function", computespec.Name))
+			if err != nil {
+				d.Log.Error("compute-spec's wake-ups not watched: rollouts wait for their safety-net rechecks", "err", err)
+			} else {
+				loops = append(loops, w.Run)
+			}
 		}
 	}
 	if slices.Contains(names, prepull.Name) {
@@ -139,11 +165,14 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 
 // buildFunctions makes the functions p names, and the pod watcher.
 func (a *App) buildFunctions(ctx context.Context, p *config.Process, l *links, log *slog.Logger) error {
-	d := FunctionDeps{Kube: a.Kube, EventsClient: a.Events, Reader: a.Reader, Cache: a.Cache, Store: a.KV, Defaults: a.Defaults, Events: true, Log: log,
+	d := FunctionDeps{Kube: a.Kube, EventsClient: a.Events, Reader: a.Reader, Cache: a.Cache, Informers: a.Cache, Store: a.KV, Defaults: a.Defaults, Events: true, Log: log,
 		WatchdogPeriod: p.WatchdogPeriod, Records: map[string]guard.Records{}, Leases: map[string]*bus.Leases{}, Registry: a.registry,
 		OptIn: &kube.OptedIn{Client: a.Kube, Namespace: p.Namespace, Log: log}}
 	if l != nil { // each function reads the rollout records, and publishes, as itself
 		d.Publish = l.bus(computespec.Name).Publish
+		if p.Runs(computespec.Name) {
+			d.WatchRecords = a.KV.Watch
+		}
 		if p.Runs(prepull.Name) {
 			kv, err := l.bus(prepull.Name).KV(ctx)
 			if err != nil {

@@ -200,3 +200,30 @@ func toPods(objs []any) []*corev1.Pod {
 func (c *Cache) ListPods(selector labels.Selector) ([]*corev1.Pod, error) {
 	return c.Pods.List(selector)
 }
+
+// NodeInformer is the node informer, for those who watch nodes change;
+// nil without WithNodes.
+func (c *Cache) NodeInformer() cache.SharedIndexInformer {
+	if c.Nodes == nil {
+		return nil
+	}
+	return c.factory.Core().V1().Nodes().Informer()
+}
+
+// NodeImages is a node's status.images; ok false when the cache does not
+// hold the node (or holds no nodes: WithNodes).
+func (c *Cache) NodeImages(name string) ([]corev1.ContainerImage, bool) {
+	if c.Nodes == nil {
+		return nil, false
+	}
+	n, err := c.Nodes.Get(name)
+	if err != nil {
+		return nil, false
+	}
+	return n.Status.Images, true
+}
+
+// PrepullPods are the cached pods of the pre-pull namespace.
+func (c *Cache) PrepullPods(namespace string) ([]*corev1.Pod, error) {
+	return c.Pods.Pods(namespace).List(labels.Everything())
+}

@@ -73,7 +73,7 @@ func fromCandidate(c Candidate) *Pod {
 
 // planNext moves pending pods in flight. Pods that are not Ready cost no
 // availability and go first; Ready ones go while fewer than Budget pods are
-// unavailable (not Ready, or in flight).
+// unavailable (not Ready, or in flight). Held pods wait for their node.
 func planNext(r *Rollout, cands []Candidate, inputID string, now time.Time) {
 	unavailable := map[string]bool{}
 	byName := make(map[string]Candidate, len(cands))
@@ -95,6 +95,9 @@ func planNext(r *Rollout, cands []Candidate, inputID string, now time.Time) {
 	sortPending(pending, r.Options.OrderByOrdinal)
 	var planned []*Pod
 	for _, c := range pending {
+		if c.Held {
+			continue
+		}
 		if c.Ready {
 			if len(unavailable) >= max(r.Options.Budget, 1) {
 				continue

@@ -100,9 +100,12 @@ type Rollout struct {
 	Reason    string                 `json:"reason,omitempty"`
 	Message   string                 `json:"message,omitempty"`
 	// Superseded names the upgrade this one replaced, if any.
-	Superseded string    `json:"superseded,omitempty"`
-	StartedAt  time.Time `json:"startedAt"`
-	UpdatedAt  time.Time `json:"updatedAt"`
+	Superseded string `json:"superseded,omitempty"`
+	// TraceParent is the push's W3C traceparent: what a rollout does
+	// without an input of its own (a wake-up) stays in the push's trace.
+	TraceParent string    `json:"traceParent,omitempty"`
+	StartedAt   time.Time `json:"startedAt"`
+	UpdatedAt   time.Time `json:"updatedAt"`
 	// ProgressAt is when a pod last changed state (planned, or its outcome
 	// recorded): the watchdog halts a rollout that stalls past its deadline.
 	ProgressAt time.Time `json:"progressAt,omitzero"`
@@ -200,6 +203,9 @@ type Candidate struct {
 	// All are, for a restart, the plans of every requested container
 	// (Containers keeps the current step's, see StepCandidates).
 	All []events.ContainerPlan
+	// Held: the pod's node is still pulling its images; it is not planned
+	// yet (it would hold a max-unavailable slot for the pull's length).
+	Held bool
 }
 
 // Counts tallies the pods by state, those gone from the workload included.

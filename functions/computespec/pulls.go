@@ -1,0 +1,103 @@
+package computespec
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/inplace-dev/inplace/pkg/pulls"
+	"github.com/inplace-dev/inplace/pkg/rollout"
+)
+
+// Pulls is what compute-spec reads of the nodes' pulls: a node's
+// status.images and the pre-pull pods (kube.Cache with nodes, both from
+// informers).
+type Pulls interface {
+	// NodeImages is the node's status.images; ok false when the node is
+	// not known.
+	NodeImages(name string) (images []corev1.ContainerImage, ok bool)
+	// PrepullPods are the pre-pull pods of namespace.
+	PrepullPods(namespace string) ([]*corev1.Pod, error)
+}
+
+// pullView is what the cache shows of the pulls on the nodes of some
+// candidates: each node's status.images, and its pre-pull pods by images.
+type pullView struct {
+	nodes    map[string][]corev1.ContainerImage
+	prepulls map[string]map[string]*corev1.Pod // node → images key → pod
+}
+
+// viewPulls reads the pulls of the nodes cands run on. Nil when there is
+// nothing to wait for: no Pulls (nothing pulls ahead, as in Knative mode).
+func (f *Function) viewPulls(cands []rollout.Candidate) (*pullView, error) {
+	if f.d.Pulls == nil {
+		return nil, nil
+	}
+	v := &pullView{nodes: map[string][]corev1.ContainerImage{}, prepulls: map[string]map[string]*corev1.Pod{}}
+	for _, c := range cands {
+		if c.Pod.Node == "" {
+			continue
+		}
+		if imgs, ok := f.d.Pulls.NodeImages(c.Pod.Node); ok {
+			v.nodes[c.Pod.Node] = imgs
+		}
+	}
+	pods, err := f.d.Pulls.PrepullPods(f.d.Defaults.Load().PrepullNamespace)
+	if err != nil {
+		return nil, wrap("pre-pull pods", err)
+	}
+	for _, p := range pods {
+		if !pulls.IsPrepull(p) || p.DeletionTimestamp != nil {
+			continue
+		}
+		n := p.Spec.NodeName
+		if v.prepulls[n] == nil {
+			v.prepulls[n] = map[string]*corev1.Pod{}
+		}
+		v.prepulls[n][p.Labels[pulls.LabelImages]] = p
+	}
+	return v, nil
+}
+
+// hold marks the candidates whose node is still pulling their images
+// (Held), so that a pod is planned only once its node has them and never
+// holds a max-unavailable slot while it waits for a pull. It is re-derived
+// from the cluster on every transition: the pre-pull pod's completion (or
+// the node's status.images) wakes the rollout (Wake), and a node any pod
+// of r was planned on holds the images already (or failed to get them:
+// pre-pull reports that on the planned pod).
+func hold(v *pullView, r *rollout.Rollout, cands []rollout.Candidate, timeout time.Duration, now time.Time) {
+	planned := map[string]bool{}
+	for _, p := range r.Pods {
+		if p.State != rollout.Pending && p.State != rollout.Current && p.UpgradeID == r.UpgradeID {
+			planned[p.Node] = true
+		}
+	}
+	for i := range cands {
+		c := &cands[i]
+		c.Held = v != nil && r.Options.Prepull && r.Restart == nil && r.Resize == nil && len(c.Containers) > 0 && c.Pod.Node != "" &&
+			!planned[c.Pod.Node] && v.pulling(c, timeout, r.StartedAt, now)
+	}
+}
+
+// pulling tells whether c's node is still getting c's images: neither
+// listed on the node nor pulled by a pre-pull pod, and the pull not over
+// (failed, or past timeout: then the planned pod's own pre-pull says so).
+// A node with no pre-pull pod of the images waits for one to be started
+// ahead (prepull's Warm, at the rollout's start), up to timeout too.
+func (v *pullView) pulling(c *rollout.Candidate, timeout time.Duration, started, now time.Time) bool {
+	have, known := v.nodes[c.Pod.Node]
+	if !known {
+		return false // the node is gone: the planned pod's pre-pull says so
+	}
+	images, always := pulls.Targets(c.Containers)
+	if pulls.OnNode(have, images, always) {
+		return false
+	}
+	p := v.prepulls[c.Pod.Node][pulls.Key(images)]
+	if p == nil {
+		return now.Sub(started) <= timeout
+	}
+	verdict, _ := pulls.Evaluate(p)
+	return verdict == pulls.Pending && now.Sub(p.CreationTimestamp.Time) <= timeout
+}

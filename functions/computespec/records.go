@@ -1,0 +1,66 @@
+package computespec
+
+import (
+	"context"
+	"time"
+
+	"github.com/inplace-dev/inplace/pkg/notify"
+)
+
+// RecordChanges tells waiters when a rollout record changes. `inplace
+// run` feeds it from a watch of the records' bucket (Notify), so a
+// delivery that waits for another worker (a template sync under way) moves
+// on at the change itself instead of a fixed recheck.
+type RecordChanges struct{ notify.Keys }
+
+// Notify wakes the waiters of key: the watch's callback (the value is not
+// read: a waiter reads the record again).
+func (c *RecordChanges) Notify(key string, _ []byte) { c.Wake(key) }
+
+// pollRecheck is how soon a wait looks again where nothing watches
+// (Knative mode: no RecordChanges, no Waker).
+const pollRecheck = 2 * time.Second
+
+// maxRecordWait bounds one wait for a record's change within a delivery
+// (and half of what is left of its deadline).
+const maxRecordWait = 20 * time.Second
+
+// recheck is how soon a waiting delivery looks again by itself: with the
+// watches, a long safety net (stallRecheck); without, pollRecheck.
+func (f *Function) recheck() time.Duration {
+	if f.d.Records != nil {
+		return stallRecheck
+	}
+	return pollRecheck
+}
+
+// recordChanged is Records.Changed, or a channel that never closes.
+func (f *Function) recordChanged(key string) (<-chan struct{}, func()) {
+	if f.d.Records == nil {
+		return nil, func() {}
+	}
+	return f.d.Records.Changed(key)
+}
+
+// waitFor waits for woken within most and half of what is left of ctx's
+// deadline; false when it did not come (or woken is nil).
+func waitFor(ctx context.Context, woken <-chan struct{}, most time.Duration) bool {
+	if woken == nil {
+		return false
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		most = min(most, time.Until(dl)/2)
+	}
+	if most <= 0 {
+		return false
+	}
+	t := time.NewTimer(most)
+	defer t.Stop()
+	select {
+	case <-woken:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
+}

@@ -1,0 +1,92 @@
+package computespec_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/functions/computespec"
+	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/rollout"
+)
+
+// A push that finds the workload's previous rollout syncing its template
+// waits for that record's change, woken by the watch of the records, and
+// then starts at once within the same delivery: no "not yet", no fixed
+// recheck. The test holds the record in Syncing, hands the push to
+// compute-spec, checks it is still waiting, then records the sync done;
+// the push returns its plans. Before, it answered "not yet (2s)" at once.
+func TestPushWaitsForTheTemplateSyncFromTheWatch(t *testing.T) {
+	e := newEnv(t)
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	records := &computespec.RecordChanges{}
+	e.fn = computespec.New(computespec.Deps{Cache: e.cache, Store: e.kv, Log: log, Records: records,
+		Defaults: config.NewStore(config.StandardDefaults(), log)})
+	go func() { _ = e.kv.Watch(t.Context(), records.Notify) }()
+
+	v1, _ := e.image("web", "1.0.0")
+	_, d11 := e.image("web", "1.1.0")
+	_, d12 := e.image("web", "1.2.0")
+	e.create(spec{name: "web", replicas: 2, containers: []corev1.Container{container("app", v1)},
+		annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "100%"}})
+	ref := events.ObjectRef{Kind: "Deployment", Namespace: e.ns, Name: "web"}
+	if got := plans(t, e.handle(e.pushed("push-1", "web", "1.1.0", d11))); len(got) != 2 {
+		t.Fatalf("first push planned %d pods; want 2", len(got))
+	}
+	e.setPhase(ref, rollout.Syncing, "")
+
+	type result struct {
+		outs []cloudevents.Event
+		err  error
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	done := make(chan result, 1)
+	go func() {
+		outs, err := e.fn.Handle(ctx, e.pushed("push-2", "web", "1.2.0", d12))
+		done <- result{outs, err}
+	}()
+	select {
+	case r := <-done:
+		t.Fatalf("the push returned while the template was syncing: %d events, %v", len(r.outs), r.err)
+	case <-time.After(500 * time.Millisecond): // it waits (an ordering check, not a timing one: it may wait any longer)
+	}
+	e.setPhase(ref, rollout.Completed, computespec.SyncDone)
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("push after the sync: %v; want its plans in the same delivery", r.err)
+	}
+	if got := plans(t, r.outs); len(got) != 2 {
+		t.Errorf("push after the sync planned %d pods; want 2", len(got))
+	}
+	if st := e.state("Deployment", "web"); st.Push.Tag != "1.2.0" || st.Phase != rollout.Running {
+		t.Errorf("rollout %s %s; want 1.2.0 running", st.Push.Tag, st.Phase)
+	}
+}
+
+// setPhase writes a rollout record's phase (and sync step), as the worker
+// syncing the template would.
+func (e *env) setPhase(ref events.ObjectRef, phase rollout.Phase, syncStep string) {
+	e.t.Helper()
+	_, err := e.kv.Update(e.t.Context(), rollout.Key(ref), func(old []byte) ([]byte, error) {
+		var r rollout.Rollout
+		if err := json.Unmarshal(old, &r); err != nil {
+			return nil, err
+		}
+		r.Phase = phase
+		if syncStep != "" {
+			r.Sync = &rollout.Sync{Step: syncStep, Result: events.TemplateSynced}
+		}
+		return json.Marshal(r)
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+}

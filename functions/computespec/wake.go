@@ -1,0 +1,103 @@
+package computespec
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/rollout"
+	"github.com/inplace-dev/inplace/pkg/settle"
+)
+
+// Wake plans what the cluster now allows of the rollout of ref: the watch
+// calls it when a pod of the workload became Ready or left (a slot is
+// free), or when a node finished pulling (WakeNode). It is level-triggered:
+// the decision is re-derived from the record and the cache, and the record
+// is written only when a pod is planned (or the phase moves). It returns
+// the events to publish.
+func (f *Function) Wake(ctx context.Context, ref events.ObjectRef) ([]cloudevents.Event, error) {
+	raw, _, err := f.d.Store.Get(ctx, rollout.Key(ref))
+	if err != nil {
+		return nil, err
+	}
+	r, err := decode(raw)
+	if err != nil || !waiting(r) {
+		return nil, err
+	}
+	in, err := wakeEvent(r)
+	if err != nil {
+		return nil, err
+	}
+	outs, err := f.replan(ctx, in, ref, func(*rollout.Rollout) {}, true)
+	if k, _ := settle.Classify(err); k == settle.Later {
+		return outs, nil // waits on: the next change wakes it again
+	}
+	return outs, err
+}
+
+// WakeNode wakes the rollouts with a pod waiting on node (its pull done).
+func (f *Function) WakeNode(ctx context.Context, node string) ([]cloudevents.Event, error) {
+	keys, err := f.d.Store.Keys(ctx)
+	if err != nil {
+		return nil, wrap("wake: list rollouts", err)
+	}
+	sort.Strings(keys)
+	var outs []cloudevents.Event
+	for _, key := range keys {
+		raw, _, err := f.d.Store.Get(ctx, key)
+		if err != nil {
+			return outs, err
+		}
+		r, err := decode(raw)
+		if err != nil || !waiting(r) || !waitsOn(r, node) {
+			continue
+		}
+		more, err := f.Wake(ctx, r.Workload)
+		if err != nil {
+			return outs, err
+		}
+		outs = append(outs, more...)
+	}
+	return outs, nil
+}
+
+// waiting: r runs and has pods to plan.
+func waiting(r *rollout.Rollout) bool {
+	if r == nil || r.Phase != rollout.Running {
+		return false
+	}
+	for _, p := range r.Pods {
+		if p.State == rollout.Pending {
+			return true
+		}
+	}
+	return false
+}
+
+func waitsOn(r *rollout.Rollout, node string) bool {
+	for _, p := range r.Pods {
+		if p.State == rollout.Pending && p.Node == node {
+			return true
+		}
+	}
+	return false
+}
+
+// wakeEvent is the input a wake-up's transitions of r are made from, in
+// the push's trace (so `inplace trace` and `replay --upgrade` find the
+// push of what it plans): one per rollout and wave, so a wake-up re-emits only what it planned itself
+// (with the ids any other path gives those plans).
+func wakeEvent(r *rollout.Rollout) (cloudevents.Event, error) {
+	e, err := events.New(fmt.Sprintf("wake-%s-%d", r.UpgradeID, r.Wave), "dev.inplace.rollout.wake.v1", events.Source(Name), r.Workload.String(),
+		map[string]string{"upgradeID": r.UpgradeID})
+	if err == nil {
+		e.SetExtension(events.ExtUpgradeID, r.UpgradeID)
+		if r.TraceParent != "" {
+			e.SetExtension(events.ExtTraceParent, r.TraceParent)
+		}
+	}
+	return e, err
+}

@@ -1,0 +1,152 @@
+package computespec
+
+import (
+	"context"
+	"log/slog"
+	"reflect"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/kube"
+	"github.com/inplace-dev/inplace/pkg/pulls"
+)
+
+// wakeKey is what a wake-up re-plans: the rollouts waiting on a node, or
+// the rollout of one workload.
+type wakeKey struct {
+	node     string
+	workload events.ObjectRef
+}
+
+// Waker runs compute-spec's wake-ups, the way a controller runs its
+// workqueue: the pod and node informers' events add a key (a workload
+// whose pod became Ready or left, a node whose pre-pull ended or whose
+// status.images changed), repeated adds collapse, and one worker re-plans
+// each key from the current state and publishes what it planned. So a
+// rollout waiting for a free slot or for its nodes' pulls moves on at the
+// change itself, with no timer (the bus's "not yet" redelivery and the
+// watchdog stay as safety nets).
+type Waker struct {
+	f       *Function
+	owners  func(*corev1.Pod) (kube.Workload, bool, error)
+	publish func(context.Context, cloudevents.Event) error
+	q       workqueue.TypedRateLimitingInterface[wakeKey]
+	log     *slog.Logger
+}
+
+// Informers are the informers a Waker watches (kube.Cache with nodes).
+type Informers interface {
+	PodInformer() cache.SharedIndexInformer
+	// NodeInformer is nil when nodes are not watched.
+	NodeInformer() cache.SharedIndexInformer
+	OwnerOf(pod *corev1.Pod) (kube.Workload, bool, error)
+}
+
+// NewWaker registers f's wake-ups on the informers; Run works them,
+// publishing what they plan.
+func NewWaker(f *Function, c Informers, publish func(context.Context, cloudevents.Event) error, log *slog.Logger) (*Waker, error) {
+	w := &Waker{f: f, owners: c.OwnerOf, publish: publish, log: log,
+		q: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[wakeKey](),
+			workqueue.TypedRateLimitingQueueConfig[wakeKey]{Name: "compute-spec-wake"})}
+	if _, err := c.PodInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(old, obj any) { w.podChanged(old, obj) },
+		DeleteFunc: w.podGone,
+	}); err != nil {
+		return nil, err
+	}
+	if n := c.NodeInformer(); n != nil {
+		if _, err := n.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			UpdateFunc: w.nodeChanged,
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// podChanged: a pre-pull pod's pull ended, or a pod became Ready.
+func (w *Waker) podChanged(old, obj any) {
+	o, ok1 := old.(*corev1.Pod)
+	p, ok2 := obj.(*corev1.Pod)
+	if !ok1 || !ok2 {
+		return
+	}
+	if pulls.IsPrepull(p) {
+		was, _ := pulls.Evaluate(o)
+		if is, _ := pulls.Evaluate(p); was == pulls.Pending && is != pulls.Pending {
+			w.q.Add(wakeKey{node: p.Spec.NodeName})
+		}
+		return
+	}
+	if !kube.Ready(o) && kube.Ready(p) {
+		w.addOwner(p)
+	}
+}
+
+// podGone: a pod left, and with it maybe an unavailable one.
+func (w *Waker) podGone(obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	if p, ok := obj.(*corev1.Pod); ok && !pulls.IsPrepull(p) {
+		w.addOwner(p)
+	}
+}
+
+func (w *Waker) addOwner(p *corev1.Pod) {
+	if wl, ok, err := w.owners(p); err == nil && ok {
+		ref := wl.Ref
+		ref.UID = ""
+		w.q.Add(wakeKey{workload: ref})
+	}
+}
+
+// nodeChanged: the node lists other images.
+func (w *Waker) nodeChanged(old, obj any) {
+	o, ok1 := old.(*corev1.Node)
+	n, ok2 := obj.(*corev1.Node)
+	if ok1 && ok2 && !reflect.DeepEqual(o.Status.Images, n.Status.Images) {
+		w.q.Add(wakeKey{node: n.Name})
+	}
+}
+
+// Run works the queue until ctx ends.
+func (w *Waker) Run(ctx context.Context) {
+	go func() {
+		<-ctx.Done()
+		w.q.ShutDown()
+	}()
+	for w.next(ctx) {
+	}
+}
+
+func (w *Waker) next(ctx context.Context) bool {
+	k, quit := w.q.Get()
+	if quit {
+		return false
+	}
+	defer w.q.Done(k)
+	var outs []cloudevents.Event
+	var err error
+	if k.node != "" {
+		outs, err = w.f.WakeNode(ctx, k.node)
+	} else {
+		outs, err = w.f.Wake(ctx, k.workload)
+	}
+	for _, e := range outs {
+		if err == nil {
+			err = w.publish(ctx, e)
+		}
+	}
+	if err != nil && ctx.Err() == nil {
+		w.log.Warn("wake-up failed; again after a back-off", "node", k.node, "workload", k.workload.String(), "err", err)
+		w.q.AddRateLimited(k)
+		return true
+	}
+	w.q.Forget(k)
+	return true
+}
