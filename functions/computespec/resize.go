@@ -73,7 +73,7 @@ func (f *Function) onResize(ctx context.Context, in cloudevents.Event) ([]cloude
 			return nil, err
 		}
 		if r, err = rollout.BeginResize(prev, id, ref, req, resizeOptions(t, req), now); err != nil {
-			return nil, settle.NotYet(stallRecheck, "%s: resize %s waits: %v", ref, id, err)
+			return nil, settle.NotYet(pollRecheck, "%s: resize %s waits: %v", ref, id, err)
 		}
 		planned = rollout.Plan(r, cands, in.ID(), false, now)
 		rollout.SettleResize(r, in.ID(), now)
