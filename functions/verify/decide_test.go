@@ -86,3 +86,34 @@ func TestDecideRollbackMin(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// nextLook: the timer comes back at the next time-bound decision only.
+func TestNextLook(t *testing.T) {
+	l := limits{verify: time.Minute, pullErrors: 10 * time.Second, minReady: 5 * time.Second, rollbackMin: 2 * time.Minute}
+	patched := &inplace.State{UpgradeID: "u", Phase: inplace.PhasePatched, PatchedAt: t0,
+		Containers: []inplace.ContainerState{{Name: "app"}}}
+	rolling := &inplace.State{UpgradeID: "u", Phase: inplace.PhaseRollingBack, PatchedAt: t0, RollbackAt: t0.Add(time.Minute),
+		Containers: []inplace.ContainerState{{Name: "app"}}}
+	pod := runningSince(t0.Add(5 * time.Second))
+	res := func(v inplace.Verdict, reason string) inplace.Result { return inplace.Result{Verdict: v, Reason: reason} }
+	tests := []struct {
+		name string
+		st   *inplace.State
+		r    inplace.Result
+		at   time.Duration // after t0
+		want time.Duration
+	}{
+		{"restarting: the verify deadline", patched, res(inplace.InProgress, inplace.ReasonRestarting), 2 * time.Second, 58 * time.Second},
+		{"ErrImagePull: its allowance", patched, res(inplace.Failed, "ErrImagePull"), 2 * time.Second, 8 * time.Second},
+		{"ready, min-ready to go (startedAt has second precision)", patched, res(inplace.Succeeded, inplace.ReasonUpdated), 6 * time.Second, 5 * time.Second},
+		{"rolling back: the rollback deadline", rolling, res(inplace.InProgress, inplace.ReasonRestarting), 70 * time.Second, 110 * time.Second},
+		{"past every bound", patched, res(inplace.InProgress, inplace.ReasonRestarting), 2 * time.Minute, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := nextLook(pod, tt.st, tt.r, t0.Add(tt.at), l); got != tt.want {
+				t.Errorf("nextLook = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -32,6 +33,9 @@ type step struct {
 	timer bool
 	// confirmed is the state annotation the guard confirmed last.
 	confirmed string
+	// wake is when the timer comes back while nothing is decided
+	// (nextLook); zero: the Recheck safety net.
+	wake time.Duration
 }
 
 // attempt reads the pod and takes the next step of its upgrade.
@@ -63,16 +67,19 @@ func (s *step) attempt(ctx context.Context) ([]cloudevents.Event, error) {
 	case st.UpgradeID != plan.UpgradeID || !st.Phase.Active():
 		return s.ended(plan, st, pod)
 	}
+	now, l := s.f.d.Clock.Now(), s.f.limits(plan)
 	if st.Resize != nil {
 		r := resizeProgress(pod, st)
-		d := resizeDecision(pod, st, r, decide(pod, st, r, s.f.d.Clock.Now(), s.f.limits(plan)))
+		s.wake = nextLook(pod, st, r, now, l)
+		d := resizeDecision(pod, st, r, decide(pod, st, r, now, l))
 		return s.act(ctx, plan, st, pod, r, d)
 	}
 	r := inplace.Progress(pod, st, plan)
 	if st.Phase == inplace.PhaseRollingBack {
 		r = inplace.RollbackProgress(pod, st)
 	}
-	d := decide(pod, st, r, s.f.d.Clock.Now(), s.f.limits(plan))
+	s.wake = nextLook(pod, st, r, now, l)
+	d := decide(pod, st, r, now, l)
 	if st.Restart != nil {
 		d = restartDecision(d)
 	}
@@ -127,10 +134,16 @@ func (s *step) ended(plan events.Plan, st *inplace.State, pod *corev1.Pod) ([]cl
 	return s.outcome(plan, st, pod, events.UpgradeFailed, events.OutcomeFailed, st.Reason, st.Message)
 }
 
-// later is the answer while nothing is decided: the timer comes back.
+// later is the answer while nothing is decided: the timer comes back at
+// the next time-bound decision (nextLook), or after the Recheck safety
+// net; what the kubelet does meanwhile reaches verify as pod.updated.
 func (s *step) later(r inplace.Result) ([]cloudevents.Event, error) {
 	if !s.timer {
 		return nil, nil
 	}
-	return nil, settle.NotYet(s.f.d.Recheck, "%s: %s", r.Reason, r.Message)
+	wake := s.f.d.Recheck
+	if s.wake > 0 {
+		wake = min(s.wake, wake)
+	}
+	return nil, settle.NotYet(wake, "%s: %s", r.Reason, r.Message)
 }

@@ -53,8 +53,10 @@ type Deps struct {
 	Config *config.Store
 	Log    *slog.Logger
 	Clock  clock.PassiveClock
-	// Recheck is how soon pod.patched is delivered again while the
-	// kubelet works; default 1s.
+	// Recheck is the longest pod.patched waits to be delivered again while
+	// the kubelet works: a safety net, the pod watcher's pod.updated wakes
+	// verify up for every change of the pod, and the timer comes back
+	// sooner for a deadline or a min-ready time; default 15s.
 	Recheck time.Duration
 	// PullErrors is how long a plain ErrImagePull may last before it
 	// counts as a failure (ImagePullBackOff counts at once); default 30s.
@@ -103,7 +105,7 @@ func New(d Deps) *Function {
 		d.Reader = kube.Live{Client: d.Client}
 	}
 	if d.Recheck <= 0 {
-		d.Recheck = time.Second
+		d.Recheck = 15 * time.Second
 	}
 	if d.PullErrors <= 0 {
 		d.PullErrors = 30 * time.Second
