@@ -72,19 +72,17 @@ func resizeProgress(pod *corev1.Pod, st *inplace.State) inplace.Result {
 	return inplace.Result{Verdict: inplace.Succeeded, Reason: ReasonResized, Message: "resized"}
 }
 
-// settlingBack: on the way back, a container that never left the
-// resources it is resized back to may still show the Infeasible
-// condition of the resize being undone until the kubelet sees the spec
-// again (wait, within the rollback deadline), and needs no restart.
+// settlingBack: on the way back the spec asks what the kubelet had
+// admitted before, so a PodResizePending Infeasible left from the resize
+// being undone is stale until the kubelet sees the spec again: wait
+// (within the rollback deadline) rather than fail. An Error still fails.
+// A container that never left those resources needs no restart.
 func settlingBack(pod *corev1.Pod, name string, to corev1.ResourceRequirements, p resize.Progress) resize.Progress {
-	cs := status(pod, name)
-	if cs == nil || cs.Resources == nil || !resize.Equal(cs.Resources, &to) {
-		return p
-	}
-	switch {
-	case p.State == resize.Failed && p.Reason == corev1.PodReasonInfeasible:
+	if p.State == resize.Failed && p.Reason == corev1.PodReasonInfeasible {
 		return resize.Progress{State: resize.Waiting, Reason: p.Reason, Message: "the kubelet has yet to clear: " + p.Message}
-	case p.State == resize.Waiting && p.Reason == "NotRestarted":
+	}
+	cs := status(pod, name)
+	if p.State == resize.Waiting && p.Reason == "NotRestarted" && cs != nil && cs.Resources != nil && resize.Equal(cs.Resources, &to) {
 		return resize.Progress{State: resize.Done, Reason: ReasonResized, Message: fmt.Sprintf("container %s runs with %s", name, resize.String(to))}
 	}
 	return p

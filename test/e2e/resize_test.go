@@ -152,7 +152,10 @@ func TestResizeInfeasibleRollsBack(t *testing.T) {
 func skipResizeOnHollow(t *testing.T, e *env) {
 	t.Helper()
 	if e.w.Mode == world.NodesHollow {
-		t.Skip("hollow nodes: the kubemark fake machine (cadvisor) has 0 CPU capacity, so the kubelet answers every CPU resize Infeasible")
+		t.Skip("hollow nodes: kubemark's stub container manager gives the kubelet's resize admission 0 allocatable " +
+			"(GetNodeAllocatableAbsolute), so every CPU resize is Infeasible (\"capacity: 0\"); with that stub answering the " +
+			"machine's capacity, the kubelet then fails to actuate it (PodResizeInProgress Error: \"unable to get pod cgroup " +
+			"memory config\": the stub has no pod cgroups)")
 	}
 }
 
