@@ -51,8 +51,19 @@ type Deps struct {
 	Log    *slog.Logger
 	// Clock defaults to the real clock.
 	Clock clock.PassiveClock
-	// Recheck is how soon a pull in progress is looked at again; default 1s.
+	// Changes wakes a delivery waiting on a node's pre-pull pods (a pull
+	// under way, a slot to free) at their next change: `inplace run` feeds
+	// it from the pod informer. Nil: it looks again every Recheck.
+	Changes Changes
+	// Recheck is how soon a pull in progress is looked at again by itself:
+	// default 1s, or with Changes 30s (a safety net: the watch wakes it).
 	Recheck time.Duration
+}
+
+// Changes tells waiters when the pre-pull pods of a node change
+// (notify.Keys, keyed by node name).
+type Changes interface {
+	Changed(node string) (<-chan struct{}, func())
 }
 
 // Function is the pre-pull function.
@@ -71,6 +82,9 @@ func New(d Deps) *Function {
 	}
 	if d.Recheck <= 0 {
 		d.Recheck = time.Second
+		if d.Changes != nil {
+			d.Recheck = watchedRecheck
+		}
 	}
 	return &Function{d: d}
 }
@@ -81,12 +95,28 @@ func (f *Function) Name() string { return Name }
 // Types implements runner.Function.
 func (f *Function) Types() []string { return []string{events.UpgradePlanned} }
 
-// Handle puts plan's images on its node, or says why it need not.
+// Handle puts plan's images on its node, or says why it need not. While
+// the pull is under way (or the node has no free slot) it waits for the
+// node's pre-pull pods to change (Changes) and looks again, within the
+// delivery's deadline; past it, the bus redelivers after Recheck.
 func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudevents.Event, error) {
 	plan, err := events.As[events.Plan](e)
 	if err != nil {
 		return nil, err
 	}
+	for {
+		woken, stop := f.changed(plan.Pod.Node)
+		outs, err := f.handle(ctx, e, plan)
+		if k, _ := settle.Classify(err); k != settle.Later || !waitFor(ctx, woken) {
+			stop()
+			return outs, err
+		}
+		stop()
+	}
+}
+
+// handle is one look at plan's node.
+func (f *Function) handle(ctx context.Context, e cloudevents.Event, plan events.Plan) ([]cloudevents.Event, error) {
 	cfg := f.d.Config.Load()
 	switch {
 	case !plan.Prepull:

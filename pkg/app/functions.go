@@ -24,6 +24,7 @@ import (
 	"github.com/inplace-dev/inplace/pkg/guard"
 	"github.com/inplace-dev/inplace/pkg/kube"
 	"github.com/inplace-dev/inplace/pkg/metrics"
+	"github.com/inplace-dev/inplace/pkg/notify"
 	"github.com/inplace-dev/inplace/pkg/poll"
 	"github.com/inplace-dev/inplace/pkg/reconfig"
 	"github.com/inplace-dev/inplace/pkg/runner"
@@ -122,7 +123,16 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 		}
 	}
 	if slices.Contains(names, prepull.Name) {
-		f := prepull.New(prepull.Deps{Client: d.Kube, Reader: d.Reader, Config: d.Defaults, Log: d.Log.With("function", prepull.Name)})
+		pd := prepull.Deps{Client: d.Kube, Reader: d.Reader, Config: d.Defaults, Log: d.Log.With("function", prepull.Name)}
+		if d.Informers != nil { // a pull's progress wakes its waiting deliveries
+			keys := &notify.Keys{}
+			if _, err := d.Informers.PodInformer().AddEventHandler(prepull.Watch(keys)); err != nil {
+				d.Log.Error("pre-pull pods not watched: pulls are looked at every second", "err", err)
+			} else {
+				pd.Changes = keys
+			}
+		}
+		f := prepull.New(pd)
 		fns = append(fns, f)
 		loops = append(loops, func(ctx context.Context) { every(ctx, sweepEvery, f.Sweep, d.Log) })
 		if d.WatchRollouts != nil {
