@@ -95,7 +95,9 @@ func TestNextLook(t *testing.T) {
 	rolling := &inplace.State{UpgradeID: "u", Phase: inplace.PhaseRollingBack, PatchedAt: t0, RollbackAt: t0.Add(time.Minute),
 		Containers: []inplace.ContainerState{{Name: "app"}}}
 	pod := runningSince(t0.Add(5 * time.Second))
-	res := func(v inplace.Verdict, reason string) inplace.Result { return inplace.Result{Verdict: v, Reason: reason} }
+	res := func(v inplace.Verdict, reason string) inplace.Result {
+		return inplace.Result{Verdict: v, Reason: reason}
+	}
 	tests := []struct {
 		name string
 		st   *inplace.State
