@@ -100,29 +100,49 @@ func (r *report) ratioTarget(sc scenario) target {
 	return t
 }
 
+// writesTargets judge the "writes per upgraded pod" by the
+// project's writes to the pods themselves (patches of pods, pods/status,
+// pods/resize): the guarded image + state patch, and the gate's two. The
+// project's other writes per pod (template sync, pre-pull pods, the
+// opted-in ConfigMap) are printed beside them.
 func (r *report) writesTargets() []target {
-	gated := target{Name: "this project's API writes per pod, with a readiness gate", Want: "≤ 3"}
+	gated := target{Name: "this project's writes to each upgraded pod, with a readiness gate", Want: "≤ 3"}
 	var parts []string
 	worst := -1.0
 	for _, sc := range r.Scenarios {
 		if ip := r.find(sc.Name, inPlace); ip != nil {
-			w := ip.WritesPerPod[actorProject]
-			parts = append(parts, fmt.Sprintf("%.1f (%s)", w, sc.Name))
-			worst = max(worst, w)
+			pw := float64(podWrites(ip.Requests[actorProject])) / float64(max(ip.Pods, 1))
+			parts = append(parts, fmt.Sprintf("%.1f (%s; all writes %.1f)", pw, sc.Name, ip.WritesPerPod[actorProject]))
+			worst = max(worst, pw)
 		}
 	}
 	gated.Got = orNot(strings.Join(parts, ", "))
 	if worst >= 0 {
 		gated.Met = ptr(worst <= 3)
 	}
-	plain := target{Name: "this project's API writes per pod, without a gate", Want: "≤ 1", Got: "not measured"}
+	plain := target{Name: "this project's writes to each upgraded pod, without a gate", Want: "≤ 1", Got: "not measured"}
 	for _, tp := range r.Throughput {
-		if tp.Replicas == 1 && tp.Error == "" {
-			w := tp.WritesPerPod[actorProject]
-			plain.Got, plain.Met = fmt.Sprintf("%.1f (%d pods, scale run)", w, tp.Pods), ptr(w <= 1)
+		if tp.Replicas == 1 && tp.Error == "" && tp.Unavailable == "" {
+			pw := float64(podWrites(tp.ProjectRequests)) / float64(max(tp.Pods, 1))
+			plain.Got = fmt.Sprintf("%.1f (%d pods, scale run; all writes %.1f)", pw, tp.Pods, tp.WritesPerPod[actorProject])
+			plain.Met = ptr(pw <= 1)
 		}
 	}
 	return []target{gated, plain}
+}
+
+// podWrites counts the patches and updates of pods (any subresource) in an
+// actor's requests by "verb resource[/subresource]"; creating and deleting
+// pre-pull pods is not a write to an upgraded pod.
+func podWrites(detail map[string]int) int {
+	n := 0
+	for k, v := range detail {
+		verb, res, _ := strings.Cut(k, " ")
+		if (verb == "patch" || verb == "update") && (res == "pods" || strings.HasPrefix(res, "pods/")) {
+			n += v
+		}
+	}
+	return n
 }
 
 func (r *report) throughputTarget() target {
