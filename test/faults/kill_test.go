@@ -39,9 +39,10 @@ func TestSIGKILL(t *testing.T) {
 			if e.child == nil {
 				e.startChild()
 			}
-			for _, p := range ps {
-				e.done(p, 3*time.Minute)
-			}
+			// Every push but the last was seen Completed by killDuring; the
+			// record holds the latest rollout only, so only the last is
+			// waited for here.
+			e.done(ps[len(ps)-1], 3*time.Minute)
 			t.Logf("%d kills in a row (%d during a template sync) over %d rollouts, at: %v", kills, syncKills, len(ps), e.killedAt)
 			record(t, "SIGKILL of inplace run", "kills", len(ps), kills, pods*len(ps), e.check(base, ps))
 		})
