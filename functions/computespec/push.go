@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/notify"
 	"github.com/inplace-dev/inplace/pkg/policy"
 	"github.com/inplace-dev/inplace/pkg/rollout"
 	"github.com/inplace-dev/inplace/pkg/settle"
@@ -94,7 +95,7 @@ func (f *Function) start(ctx context.Context, in cloudevents.Event, push events.
 	for {
 		woken, stop := f.recordChanged(key)
 		outs, err := f.startOnce(ctx, in, push, t)
-		if !errors.Is(err, errSyncing) || !waitFor(ctx, woken, maxRecordWait) {
+		if !errors.Is(err, errSyncing) || !notify.Wait(ctx, woken, maxRecordWait) {
 			stop()
 			return outs, err
 		}

@@ -1,7 +1,6 @@
 package computespec
 
 import (
-	"context"
 	"time"
 
 	"github.com/inplace-dev/inplace/pkg/notify"
@@ -40,27 +39,4 @@ func (f *Function) recordChanged(key string) (<-chan struct{}, func()) {
 		return nil, func() {}
 	}
 	return f.d.Records.Changed(key)
-}
-
-// waitFor waits for woken within most and half of what is left of ctx's
-// deadline; false when it did not come (or woken is nil).
-func waitFor(ctx context.Context, woken <-chan struct{}, most time.Duration) bool {
-	if woken == nil {
-		return false
-	}
-	if dl, ok := ctx.Deadline(); ok {
-		most = min(most, time.Until(dl)/2)
-	}
-	if most <= 0 {
-		return false
-	}
-	t := time.NewTimer(most)
-	defer t.Stop()
-	select {
-	case <-woken:
-		return true
-	case <-t.C:
-	case <-ctx.Done():
-	}
-	return false
 }

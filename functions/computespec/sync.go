@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/keymutex"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/notify"
 	"github.com/inplace-dev/inplace/pkg/rollout"
 	"github.com/inplace-dev/inplace/pkg/settle"
 )
@@ -121,7 +122,7 @@ func (f *Function) awaitSync(ctx context.Context, r *rollout.Rollout) (*rollout.
 			stop()
 			return cur, err
 		}
-		ok := waitFor(ctx, woken, maxRecordWait)
+		ok := notify.Wait(ctx, woken, maxRecordWait)
 		stop()
 		if !ok {
 			return nil, settle.NotYet(f.recheck(), "template sync of %s: another worker is at step %q", r.Workload, step(cur.Sync))
@@ -135,7 +136,7 @@ func waitChange(ctx context.Context, woken <-chan struct{}, err error) bool {
 	if kind, _ := settle.Classify(err); kind != settle.Later {
 		return false
 	}
-	return waitFor(ctx, woken, maxSyncWait)
+	return notify.Wait(ctx, woken, maxSyncWait)
 }
 
 // syncStep runs one step of the template sync and records its progress in

@@ -17,6 +17,7 @@ import (
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/inplace"
 	"github.com/inplace-dev/inplace/pkg/kube"
+	"github.com/inplace-dev/inplace/pkg/notify"
 	"github.com/inplace-dev/inplace/pkg/settle"
 )
 
@@ -107,7 +108,7 @@ func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudeven
 	for {
 		woken, stop := f.changed(plan.Pod.Node)
 		outs, err := f.handle(ctx, e, plan)
-		if k, _ := settle.Classify(err); k != settle.Later || !waitFor(ctx, woken) {
+		if k, _ := settle.Classify(err); k != settle.Later || !notify.Wait(ctx, woken, maxWait) {
 			stop()
 			return outs, err
 		}

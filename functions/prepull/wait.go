@@ -1,7 +1,6 @@
 package prepull
 
 import (
-	"context"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -23,30 +22,6 @@ func (f *Function) changed(node string) (<-chan struct{}, func()) {
 		return nil, func() {}
 	}
 	return f.d.Changes.Changed(node)
-}
-
-// waitFor waits for woken within maxWait and half of what is left of
-// ctx's deadline; false when it did not come (or woken is nil).
-func waitFor(ctx context.Context, woken <-chan struct{}) bool {
-	if woken == nil {
-		return false
-	}
-	most := maxWait
-	if dl, ok := ctx.Deadline(); ok {
-		most = min(most, time.Until(dl)/2)
-	}
-	if most <= 0 {
-		return false
-	}
-	t := time.NewTimer(most)
-	defer t.Stop()
-	select {
-	case <-woken:
-		return true
-	case <-t.C:
-	case <-ctx.Done():
-	}
-	return false
 }
 
 // Waker is what Watch wakes (notify.Keys).
