@@ -18,22 +18,27 @@ func candidates(kind string, pods []*corev1.Pod, push events.ImagePushedData, po
 	out := make([]rollout.Candidate, 0, len(pods))
 	for _, pod := range pods {
 		plans, skips := inplace.PlanPod(pod, push, pol)
-		c := rollout.Candidate{
-			Pod:           events.PodRef{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), Node: pod.Spec.NodeName},
-			Ready:         kube.Ready(pod),
-			Ordinal:       -1,
-			Containers:    plans,
-			ReadinessGate: inplace.HasGate(pod),
-		}
-		if kind == "StatefulSet" {
-			c.Ordinal = ordinal(pod.Name)
-		}
+		c := podCandidate(kind, pod)
+		c.Containers, c.ReadinessGate = plans, inplace.HasGate(pod)
 		if len(plans) == 0 {
 			c.Why = why(skips)
 		}
 		out = append(out, c)
 	}
 	return out
+}
+
+// podCandidate is a live pod of a workload of kind as a candidate, before
+// its plans: where it runs, whether it is Ready, its StatefulSet ordinal.
+func podCandidate(kind string, pod *corev1.Pod) rollout.Candidate {
+	c := rollout.Candidate{
+		Pod:   events.PodRef{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), Node: pod.Spec.NodeName},
+		Ready: kube.Ready(pod), Ordinal: -1,
+	}
+	if kind == "StatefulSet" {
+		c.Ordinal = ordinal(pod.Name)
+	}
+	return c
 }
 
 // why joins the skip reasons into one line.

@@ -8,10 +8,8 @@ import (
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/pkg/kube"
 	"github.com/inplace-dev/inplace/pkg/resize"
 	"github.com/inplace-dev/inplace/pkg/rollout"
 	"github.com/inplace-dev/inplace/pkg/settle"
@@ -50,7 +48,7 @@ func (f *Function) onResize(ctx context.Context, in cloudevents.Event) ([]cloude
 	}
 	t := target(w, f.d.Defaults.Load())
 	if t.Skip != "" {
-		return nil, f.refuseResize(t, req, t.Skip)
+		return nil, f.refuseRequest(t, "resize", req.Target, req.Containers, t.Skip)
 	}
 	ref := w.Ref
 	pods, err := f.d.Cache.PodsOf(ref)
@@ -59,7 +57,7 @@ func (f *Function) onResize(ctx context.Context, in cloudevents.Event) ([]cloude
 	}
 	cands := resizeCandidates(ref.Kind, pods, req.Containers, ch)
 	if !needsWork(cands) {
-		return nil, f.refuseResize(t, req, "nothing to resize: "+skipped(cands))
+		return nil, f.refuseRequest(t, "resize", req.Target, req.Containers, "nothing to resize: "+skipped(cands))
 	}
 	if err := f.allow(ctx, pods); err != nil {
 		return nil, err
@@ -106,13 +104,7 @@ func resizeOptions(t Target, req events.ResizeRequestData) rollout.Options {
 func resizeCandidates(kind string, pods []*corev1.Pod, names []string, ch resize.Change) []rollout.Candidate {
 	out := make([]rollout.Candidate, 0, len(pods))
 	for _, pod := range pods {
-		c := rollout.Candidate{
-			Pod:   events.PodRef{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), Node: pod.Spec.NodeName},
-			Ready: kube.Ready(pod), Ordinal: -1,
-		}
-		if kind == "StatefulSet" {
-			c.Ordinal = ordinal(pod.Name)
-		}
+		c := podCandidate(kind, pod)
 		var skips []string
 		for _, name := range names {
 			cp, why := resizePlan(pod, name, ch)
@@ -158,16 +150,6 @@ func resizePlan(pod *corev1.Pod, name string, ch resize.Change) (events.Containe
 	}
 	return events.ContainerPlan{Name: name, FromImage: c.Image, FromImageID: cs.ImageID, ToImage: c.Image,
 		PullPolicy: string(c.ImagePullPolicy), Resources: &events.ResizeResources{From: *from.DeepCopy(), To: to}}, ""
-}
-
-// refuseResize records why a resize request is refused (a Warning Event on
-// the workload) and returns the permanent error for its dead letter.
-func (f *Function) refuseResize(t Target, req events.ResizeRequestData, why string) error {
-	f.d.Log.Warn("resize refused", "workload", req.Target.String(), "why", why)
-	if obj, ok := t.Workload.Object.(runtime.Object); ok && f.d.Recorder != nil {
-		f.d.Recorder.Eventf(obj, corev1.EventTypeWarning, EventRefused, "Refused resize of %s: %s", strings.Join(req.Containers, ","), why)
-	}
-	return settle.Permanentf("compute-spec: resize of %s in %s refused: %s", strings.Join(req.Containers, ","), req.Target, why)
 }
 
 // resizeResult is container.resize.succeeded or .failed for a resize

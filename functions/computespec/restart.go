@@ -13,7 +13,6 @@ import (
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/inplace"
-	"github.com/inplace-dev/inplace/pkg/kube"
 	"github.com/inplace-dev/inplace/pkg/restart"
 	"github.com/inplace-dev/inplace/pkg/rollout"
 	"github.com/inplace-dev/inplace/pkg/settle"
@@ -48,7 +47,7 @@ func (f *Function) onRestart(ctx context.Context, in cloudevents.Event) ([]cloud
 	}
 	t := target(w, f.d.Defaults.Load())
 	if t.Skip != "" {
-		return nil, f.refuseRestart(t, req, t.Skip)
+		return nil, f.refuseRequest(t, "restart", req.Target, req.Containers, t.Skip)
 	}
 	ref := w.Ref
 	pods, err := f.d.Cache.PodsOf(ref)
@@ -57,7 +56,7 @@ func (f *Function) onRestart(ctx context.Context, in cloudevents.Event) ([]cloud
 	}
 	cands := restartCandidates(ref.Kind, pods, req.Containers)
 	if !needsWork(cands) {
-		return nil, f.refuseRestart(t, req, "nothing to restart: "+skipped(cands))
+		return nil, f.refuseRequest(t, "restart", req.Target, req.Containers, "nothing to restart: "+skipped(cands))
 	}
 	if err := f.allow(ctx, pods); err != nil {
 		return nil, err
@@ -106,13 +105,8 @@ func restartCandidates(kind string, pods []*corev1.Pod, names []string) []rollou
 	out := make([]rollout.Candidate, 0, len(pods))
 	for _, pod := range pods {
 		plans, skips := restart.Plan(pod, names)
-		c := rollout.Candidate{
-			Pod:   events.PodRef{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), Node: pod.Spec.NodeName},
-			Ready: kube.Ready(pod), Ordinal: -1, Containers: plans, All: plans, ReadinessGate: inplace.HasGate(pod),
-		}
-		if kind == "StatefulSet" {
-			c.Ordinal = ordinal(pod.Name)
-		}
+		c := podCandidate(kind, pod)
+		c.Containers, c.All, c.ReadinessGate = plans, plans, inplace.HasGate(pod)
 		if len(plans) == 0 {
 			c.Why = strings.Join(skips, "; ")
 		}
@@ -133,14 +127,16 @@ func skipped(cands []rollout.Candidate) string {
 	return strings.Join(parts, "; ")
 }
 
-// refuseRestart records why a restart request is refused (a Warning Event
-// on the workload) and returns the permanent error for its dead letter.
-func (f *Function) refuseRestart(t Target, req events.RestartRequestData, why string) error {
-	f.d.Log.Warn("restart refused", "workload", req.Target.String(), "why", why)
+// refuseRequest records why a restart or resize request (what) of
+// containers of target is refused (a Warning Event on the workload) and
+// returns the permanent error for its dead letter.
+func (f *Function) refuseRequest(t Target, what string, target events.ObjectRef, containers []string, why string) error {
+	f.d.Log.Warn(what+" refused", "workload", target.String(), "why", why)
+	names := strings.Join(containers, ",")
 	if obj, ok := t.Workload.Object.(runtime.Object); ok && f.d.Recorder != nil {
-		f.d.Recorder.Eventf(obj, corev1.EventTypeWarning, EventRefused, "Refused restart of %s: %s", strings.Join(req.Containers, ","), why)
+		f.d.Recorder.Eventf(obj, corev1.EventTypeWarning, EventRefused, "Refused %s of %s: %s", what, names, why)
 	}
-	return settle.Permanentf("compute-spec: restart of %s in %s refused: %s", strings.Join(req.Containers, ","), req.Target, why)
+	return settle.Permanentf("compute-spec: %s of %s in %s refused: %s", what, names, target, why)
 }
 
 // restartResult is container.restart.succeeded or .failed for a restart
