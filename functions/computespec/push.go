@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/pkg/notify"
 	"github.com/inplace-dev/inplace/pkg/policy"
 	"github.com/inplace-dev/inplace/pkg/rollout"
 	"github.com/inplace-dev/inplace/pkg/settle"
@@ -85,22 +84,15 @@ func (f *Function) onPush(ctx context.Context, in cloudevents.Event) ([]cloudeve
 
 // errSyncing: the workload's previous rollout is syncing its template;
 // the push waits for the record to change.
-var errSyncing = errors.New("the previous rollout's template sync is under way")
+var errSyncing = fmt.Errorf("%w: the previous rollout's template sync is under way", errRecordBusy)
 
 // start begins the rollout of push on one target. While the previous
 // rollout syncs the template, it waits for that record's next change (the
 // watch of the records), then looks again.
 func (f *Function) start(ctx context.Context, in cloudevents.Event, push events.ImagePushedData, t Target) ([]cloudevents.Event, error) {
-	key := rollout.Key(t.Workload.Ref)
-	for {
-		woken, stop := f.recordChanged(key)
-		outs, err := f.startOnce(ctx, in, push, t)
-		if !errors.Is(err, errSyncing) || !notify.Wait(ctx, woken, maxRecordWait) {
-			stop()
-			return outs, err
-		}
-		stop()
-	}
+	return f.whenRecordFree(ctx, rollout.Key(t.Workload.Ref), func() ([]cloudevents.Event, error) {
+		return f.startOnce(ctx, in, push, t)
+	})
 }
 
 // startOnce begins the rollout of push on one target.

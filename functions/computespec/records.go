@@ -1,7 +1,11 @@
 package computespec
 
 import (
+	"context"
+	"errors"
 	"time"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
 
 	"github.com/inplace-dev/inplace/pkg/notify"
 )
@@ -39,4 +43,25 @@ func (f *Function) recordChanged(key string) (<-chan struct{}, func()) {
 		return nil, func() {}
 	}
 	return f.d.Records.Changed(key)
+}
+
+// errRecordBusy: the workload's record holds a rollout that must end (or
+// sync its template) first; the request waits for the record to change.
+var errRecordBusy = errors.New("the workload's rollout record is busy")
+
+// whenRecordFree runs try, and again at each change of the record key
+// (the watch of the records) while it answers errRecordBusy, within
+// maxRecordWait per wait; then try's answer (a "not yet" for the bus, its
+// safety net) goes back as it is. No fixed delay: the request moves at the
+// record's change itself.
+func (f *Function) whenRecordFree(ctx context.Context, key string, try func() ([]cloudevents.Event, error)) ([]cloudevents.Event, error) {
+	for {
+		woken, stop := f.recordChanged(key)
+		outs, err := try()
+		if !errors.Is(err, errRecordBusy) || !notify.Wait(ctx, woken, maxRecordWait) {
+			stop()
+			return outs, err
+		}
+		stop()
+	}
 }

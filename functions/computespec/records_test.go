@@ -10,6 +10,7 @@ import (
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/functions/computespec"
@@ -88,5 +89,61 @@ func (e *env) setPhase(ref events.ObjectRef, phase rollout.Phase, syncStep strin
 	})
 	if err != nil {
 		e.t.Fatal(err)
+	}
+}
+
+// A resize request that finds the workload's push still rolling out waits
+// for that record's change, woken by the watch of the records, and starts
+// within the same delivery once the rollout ends: no "not yet" with a
+// fixed 2 s recheck (what it answered before).
+func TestResizeWaitsForTheRunningRolloutFromTheWatch(t *testing.T) {
+	e := newEnv(t)
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	records := &computespec.RecordChanges{}
+	e.fn = computespec.New(computespec.Deps{Cache: e.cache, Store: e.kv, Log: log, Records: records,
+		Defaults: config.NewStore(config.StandardDefaults(), log)})
+	go func() { _ = e.kv.Watch(t.Context(), records.Notify) }()
+
+	v1, _ := e.image("web", "1.0.0")
+	_, d11 := e.image("web", "1.1.0")
+	app := container("app", v1)
+	app.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
+	e.create(spec{name: "web", replicas: 2, containers: []corev1.Container{app},
+		annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "100%"}})
+	ref := events.ObjectRef{Kind: "Deployment", Namespace: e.ns, Name: "web"}
+	if got := plans(t, e.handle(e.pushed("push-1", "web", "1.1.0", d11))); len(got) != 2 {
+		t.Fatalf("the push planned %d pods; want 2", len(got))
+	}
+	req, err := events.New("resize-1", events.ContainerResizeRequested, events.Source("test"), ref.String(),
+		events.ResizeRequestData{Target: ref, Containers: []string{"app"}, CPU: "200m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	type result struct {
+		outs []cloudevents.Event
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		outs, err := e.fn.Handle(ctx, req)
+		done <- result{outs, err}
+	}()
+	select {
+	case r := <-done:
+		t.Fatalf("the resize returned while the push was rolling out: %d events, %v", len(r.outs), r.err)
+	case <-time.After(500 * time.Millisecond): // it waits (an ordering check, not a timing one)
+	}
+	e.setPhase(ref, rollout.Completed, computespec.SyncDone)
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("resize after the push: %v; want its plans in the same delivery", r.err)
+	}
+	if got := plans(t, r.outs); len(got) != 2 {
+		t.Errorf("the resize planned %d pods; want 2", len(got))
+	}
+	if st := e.state("Deployment", "web"); st.Resize == nil || st.Phase != rollout.Running {
+		t.Errorf("record: resize %v, phase %s; want the resize running", st.Resize, st.Phase)
 	}
 }

@@ -51,40 +51,42 @@ func (f *Function) onResize(ctx context.Context, in cloudevents.Event) ([]cloude
 		return nil, f.refuseRequest(t, "resize", req.Target, req.Containers, t.Skip)
 	}
 	ref := w.Ref
-	pods, err := f.d.Cache.PodsOf(ref)
-	if err != nil {
-		return nil, wrap("pods of "+ref.String(), err)
-	}
-	cands := resizeCandidates(ref.Kind, pods, req.Containers, ch)
-	if !needsWork(cands) {
-		return nil, f.refuseRequest(t, "resize", req.Target, req.Containers, "nothing to resize: "+skipped(cands))
-	}
-	if err := f.allow(ctx, pods); err != nil {
-		return nil, err
-	}
-	id, now := ResizeID(in.ID(), ref), f.d.Now()
-	var r *rollout.Rollout
-	var planned []*rollout.Pod
-	_, err = f.d.Store.Update(ctx, rollout.Key(ref), func(old []byte) ([]byte, error) {
-		prev, err := decode(old)
+	return f.whenRecordFree(ctx, rollout.Key(ref), func() ([]cloudevents.Event, error) {
+		pods, err := f.d.Cache.PodsOf(ref)
+		if err != nil {
+			return nil, wrap("pods of "+ref.String(), err)
+		}
+		cands := resizeCandidates(ref.Kind, pods, req.Containers, ch)
+		if !needsWork(cands) {
+			return nil, f.refuseRequest(t, "resize", req.Target, req.Containers, "nothing to resize: "+skipped(cands))
+		}
+		if err := f.allow(ctx, pods); err != nil {
+			return nil, err
+		}
+		id, now := ResizeID(in.ID(), ref), f.d.Now()
+		var r *rollout.Rollout
+		var planned []*rollout.Pod
+		_, err = f.d.Store.Update(ctx, rollout.Key(ref), func(old []byte) ([]byte, error) {
+			prev, err := decode(old)
+			if err != nil {
+				return nil, err
+			}
+			if r, err = rollout.BeginResize(prev, id, ref, req, resizeOptions(t, req), now); err != nil {
+				return nil, fmt.Errorf("%w: %w", errRecordBusy, settle.NotYet(f.recheck(), "%s: resize %s waits: %v", ref, id, err))
+			}
+			planned = rollout.Plan(r, cands, in.ID(), false, now)
+			rollout.SettleResize(r, in.ID(), now)
+			return json.Marshal(r)
+		})
 		if err != nil {
 			return nil, err
 		}
-		if r, err = rollout.BeginResize(prev, id, ref, req, resizeOptions(t, req), now); err != nil {
-			return nil, settle.NotYet(pollRecheck, "%s: resize %s waits: %v", ref, id, err)
+		if r.StartedAt.Equal(now) {
+			f.eventOn(t.Workload, corev1.EventTypeNormal, EventResizeRequested, "Resizing containers %s in place to %s (resize %s, %d pods, max-unavailable %d)",
+				strings.Join(req.Containers, ","), r.Resize.Target(), id, len(r.Pods), r.Options.Budget)
 		}
-		planned = rollout.Plan(r, cands, in.ID(), false, now)
-		rollout.SettleResize(r, in.ID(), now)
-		return json.Marshal(r)
+		return f.advance(ctx, in, r, planned)
 	})
-	if err != nil {
-		return nil, err
-	}
-	if r.StartedAt.Equal(now) {
-		f.eventOn(t.Workload, corev1.EventTypeNormal, EventResizeRequested, "Resizing containers %s in place to %s (resize %s, %d pods, max-unavailable %d)",
-			strings.Join(req.Containers, ","), r.Resize.Target(), id, len(r.Pods), r.Options.Budget)
-	}
-	return f.advance(ctx, in, r, planned)
 }
 
 // resizeOptions are a resize's rollout settings: the workload's budget and

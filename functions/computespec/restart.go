@@ -50,40 +50,42 @@ func (f *Function) onRestart(ctx context.Context, in cloudevents.Event) ([]cloud
 		return nil, f.refuseRequest(t, "restart", req.Target, req.Containers, t.Skip)
 	}
 	ref := w.Ref
-	pods, err := f.d.Cache.PodsOf(ref)
-	if err != nil {
-		return nil, wrap("pods of "+ref.String(), err)
-	}
-	cands := restartCandidates(ref.Kind, pods, req.Containers)
-	if !needsWork(cands) {
-		return nil, f.refuseRequest(t, "restart", req.Target, req.Containers, "nothing to restart: "+skipped(cands))
-	}
-	if err := f.allow(ctx, pods); err != nil {
-		return nil, err
-	}
-	id, now := RestartID(in.ID(), ref), f.d.Now()
-	var r *rollout.Rollout
-	var planned []*rollout.Pod
-	_, err = f.d.Store.Update(ctx, rollout.Key(ref), func(old []byte) ([]byte, error) {
-		prev, err := decode(old)
+	return f.whenRecordFree(ctx, rollout.Key(ref), func() ([]cloudevents.Event, error) {
+		pods, err := f.d.Cache.PodsOf(ref)
+		if err != nil {
+			return nil, wrap("pods of "+ref.String(), err)
+		}
+		cands := restartCandidates(ref.Kind, pods, req.Containers)
+		if !needsWork(cands) {
+			return nil, f.refuseRequest(t, "restart", req.Target, req.Containers, "nothing to restart: "+skipped(cands))
+		}
+		if err := f.allow(ctx, pods); err != nil {
+			return nil, err
+		}
+		id, now := RestartID(in.ID(), ref), f.d.Now()
+		var r *rollout.Rollout
+		var planned []*rollout.Pod
+		_, err = f.d.Store.Update(ctx, rollout.Key(ref), func(old []byte) ([]byte, error) {
+			prev, err := decode(old)
+			if err != nil {
+				return nil, err
+			}
+			if r, err = rollout.BeginRestart(prev, id, ref, req, restartOptions(t, req.Strategy), now); err != nil {
+				return nil, fmt.Errorf("%w: %w", errRecordBusy, settle.NotYet(f.recheck(), "%s: restart %s waits: %v", ref, id, err))
+			}
+			planned = rollout.Plan(r, rollout.StepCandidates(r, cands), in.ID(), false, now)
+			planned = append(planned, rollout.SettleRestart(r, cands, in.ID(), now)...)
+			return json.Marshal(r)
+		})
 		if err != nil {
 			return nil, err
 		}
-		if r, err = rollout.BeginRestart(prev, id, ref, req, restartOptions(t, req.Strategy), now); err != nil {
-			return nil, settle.NotYet(pollRecheck, "%s: restart %s waits: %v", ref, id, err)
+		if r.StartedAt.Equal(now) {
+			f.eventOn(t.Workload, corev1.EventTypeNormal, EventRestartRequested, "Restarting containers %s in place (restart %s, %d pods, max-unavailable %d)",
+				strings.Join(req.Containers, ","), id, len(r.Pods), r.Options.Budget)
 		}
-		planned = rollout.Plan(r, rollout.StepCandidates(r, cands), in.ID(), false, now)
-		planned = append(planned, rollout.SettleRestart(r, cands, in.ID(), now)...)
-		return json.Marshal(r)
+		return f.advance(ctx, in, r, planned)
 	})
-	if err != nil {
-		return nil, err
-	}
-	if r.StartedAt.Equal(now) {
-		f.eventOn(t.Workload, corev1.EventTypeNormal, EventRestartRequested, "Restarting containers %s in place (restart %s, %d pods, max-unavailable %d)",
-			strings.Join(req.Containers, ","), id, len(r.Pods), r.Options.Budget)
-	}
-	return f.advance(ctx, in, r, planned)
 }
 
 // restartOptions are a restart's rollout settings: the workload's budget,
