@@ -13,7 +13,7 @@ import (
 // inputID is the outcome event's id.
 func Record(r *Rollout, typ string, o events.OutcomeData, inputID string, now time.Time) {
 	p := r.Pods[o.Plan.Pod.Name]
-	if p == nil || p.UID != o.Plan.Pod.UID || p.State != InFlight || p.UpgradeID != o.Plan.UpgradeID {
+	if p == nil || p.UID != o.Plan.Pod.UID || p.UpgradeID != o.Plan.UpgradeID || (p.State != InFlight && !undone(p, typ, o)) {
 		return
 	}
 	r.UpdatedAt, r.ProgressAt = now, now
@@ -32,7 +32,7 @@ func Record(r *Rollout, typ string, o events.OutcomeData, inputID string, now ti
 	}
 	switch typ {
 	case events.UpgradeSucceeded:
-		p.State = Succeeded
+		p.State, p.PatchedAt = Succeeded, o.PatchedAt
 		return
 	case events.UpgradeRolledBack:
 		p.State = RolledBack
@@ -50,6 +50,18 @@ func Record(r *Rollout, typ string, o events.OutcomeData, inputID string, now ti
 		}
 		r.Message = o.Plan.Pod.String() + ": " + o.Message
 	}
+}
+
+// undone: p's success was recorded, and o says the same attempt (the same
+// patch, by its time) ended otherwise after all. A pod without a gate
+// writes nothing when verify judges it a success, so verify may still roll
+// it back (it crashed) before this record shows the success to its guard;
+// the record then tells what became of the pod, not what was said first.
+// An outcome of an earlier attempt (a rollout resumed re-plans a pod) has
+// another patch time and changes nothing.
+func undone(p *Pod, typ string, o events.OutcomeData) bool {
+	return p.State == Succeeded && typ != events.UpgradeSucceeded &&
+		!p.PatchedAt.IsZero() && p.PatchedAt.Equal(o.PatchedAt)
 }
 
 // goneReasons are the outcomes of a pod that left the workload in flight

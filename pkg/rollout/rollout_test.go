@@ -361,3 +361,36 @@ func TestRestartIsNotUndone(t *testing.T) {
 		t.Errorf("Undoable after a restart = %+v, %v; want the upgrade u-1, back to r/shop:1.0", m, err)
 	}
 }
+
+// A pod without a gate is judged a success with no write to it, so verify
+// may still roll it back (it crashed) before the success reaches the
+// record. The record then says RolledBack and halts, whichever came first
+// on the bus; an outcome of an earlier attempt (another patch time, before
+// a resume) never undoes a later success.
+func TestRollbackAfterTheSameAttemptsSuccess(t *testing.T) {
+	w := newWorld(2, 1)
+	r := Begin(nil, "u-1", wl, push, Options{Budget: 1}, t0)
+	first := Plan(r, w.cands(), "push", false, t0)[0].Name
+	ok := outcome(r, first)
+	ok.PatchedAt = t0.Add(time.Second)
+	Record(r, events.UpgradeSucceeded, ok, "ok-1", t0)
+	if r.Pods[first].State != Succeeded {
+		t.Fatalf("state %s after success", r.Pods[first].State)
+	}
+	stale := ok
+	stale.Outcome, stale.Reason, stale.PatchedAt = events.OutcomeRolledBack, "CrashLoopBackOff", t0
+	Record(r, events.UpgradeRolledBack, stale, "rb-earlier", t0)
+	if r.Pods[first].State != Succeeded || r.Phase != Running {
+		t.Fatalf("an earlier attempt's rollback changed the record: pod %s, rollout %s", r.Pods[first].State, r.Phase)
+	}
+	late := ok
+	late.Outcome, late.Reason = events.OutcomeRolledBack, "CrashLoopBackOff"
+	Record(r, events.UpgradeRolledBack, late, "rb-1", t0)
+	if r.Pods[first].State != RolledBack || r.Phase != Halted || r.HaltedBy != "rb-1" {
+		t.Fatalf("pod %s, rollout %s by %q; want RolledBack and halted by rb-1", r.Pods[first].State, r.Phase, r.HaltedBy)
+	}
+	Record(r, events.UpgradeSucceeded, ok, "ok-1-again", t0) // the success redelivered: no change
+	if r.Pods[first].State != RolledBack {
+		t.Errorf("a redelivered success undid the rollback: %s", r.Pods[first].State)
+	}
+}

@@ -71,6 +71,9 @@ type Pod struct {
 	Containers    []events.ContainerPlan `json:"containers,omitempty"`
 	ReadinessGate bool                   `json:"readinessGate,omitempty"`
 	Reason        string                 `json:"reason,omitempty"`
+	// PatchedAt is when the attempt recorded Succeeded was patched: an
+	// outcome of the same attempt saying otherwise may follow (undone).
+	PatchedAt time.Time `json:"patchedAt,omitzero"`
 }
 
 // Options are the workload's opt-in settings at the time of the push.
