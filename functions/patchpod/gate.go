@@ -3,6 +3,7 @@ package patchpod
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,39 +14,46 @@ import (
 	"github.com/inplace-dev/inplace/pkg/settle"
 )
 
-// drain sets the gate False, waits the grace period from its
-// lastTransitionTime, then waits until the pod is out of service: Ready no
+// drain sets the gate False, waits the grace period from the moment it did
+// (gateFalseSince), then waits until the pod is out of service: Ready no
 // longer True and no ready endpoint of any Service (the kubelet and the
 // EndpointSlice controller take their time to honour the gate). It returns
-// nil when the patch may go, "not yet", or a refusal when the pod stayed in
-// service past DrainTimeout.
+// nil when the patch may go, "not yet" with the time the decision can next
+// change by itself (the grace's end, the DrainTimeout deadline, else the
+// Drain recheck: with Changes the watch wakes the delivery sooner), or a
+// refusal when the pod stayed in service past DrainTimeout.
 func (s *step) drain(ctx context.Context, pod *corev1.Pod, now time.Time) error {
 	grace := time.Duration(s.plan.GraceSeconds) * time.Second
 	since, ok := gateFalseSince(pod)
 	if !ok {
 		msg := fmt.Sprintf("in-place upgrade %s to %s", s.plan.UpgradeID, s.plan.Target)
-		if err := s.setGate(ctx, pod, corev1.ConditionFalse, inplace.GateReasonStart, msg, now); err != nil {
+		if err := s.setGate(ctx, pod, corev1.ConditionFalse, inplace.GateReasonStart, gateMessage(msg, now), now); err != nil {
 			return err
 		}
 		s.f.d.Recorder.Eventf(pod, corev1.EventTypeNormal, EventUpgrade,
 			"Readiness gate %s set False; patching in %s, once the pod is out of service", inplace.ReadinessGate, grace)
-		return settle.NotYet(max(grace+time.Second, s.f.d.Drain), "draining pod %s for %s", s.plan.Pod, grace)
+		wait := max(grace+time.Second, s.f.d.Drain) // polled: give the kubelet its second
+		if s.f.d.Changes != nil {
+			wait = max(grace, time.Millisecond) // watched: look again at once, or when the grace ends
+		}
+		return settle.NotYet(wait, "draining pod %s for %s", s.plan.Pod, grace)
 	}
 	if wait := drainedAt(since, grace).Sub(now); wait > 0 {
 		return settle.NotYet(wait, "draining pod %s: %s left", s.plan.Pod, wait.Round(time.Millisecond))
 	}
-	slices, err := s.f.d.Client.DiscoveryV1().EndpointSlices(pod.Namespace).List(ctx, metav1.ListOptions{})
+	slices, err := s.f.d.Slices.PodEndpointSlices(ctx, pod)
 	if err != nil {
 		return fmt.Errorf("patch pod %s: list EndpointSlices: %w", s.plan.Pod, err)
 	}
-	done, msg := inplace.Drained(pod, slices.Items)
+	done, msg := inplace.Drained(pod, slices)
 	switch {
 	case done:
 		return nil
 	case now.Sub(since) > s.f.d.DrainTimeout:
 		return errNotDrained{fmt.Sprintf("readiness gate False for %s and %s", now.Sub(since).Round(time.Second), msg)}
 	}
-	return settle.NotYet(s.f.d.Drain, "pod %s: gate False, waiting to leave service: %s", s.plan.Pod, msg)
+	next := min(s.f.d.Drain, since.Add(s.f.d.DrainTimeout).Sub(now)+time.Millisecond)
+	return settle.NotYet(next, "pod %s: gate False, waiting to leave service: %s", s.plan.Pod, msg)
 }
 
 // errNotDrained: the pod stayed in service although its gate went False
@@ -55,22 +63,43 @@ type errNotDrained struct{ msg string }
 
 func (e errNotDrained) Error() string { return e.msg }
 
-// drainedAt is when a gate False since t has been False for grace. The
-// lastTransitionTime has second precision (truncated), so a second is
-// added: the pod is never patched before grace has really passed.
+// drainedAt is when a gate False since t has been False for grace (no
+// wait at all with no grace).
 func drainedAt(t time.Time, grace time.Duration) time.Time {
 	if grace == 0 {
-		return t
+		return time.Time{}
 	}
-	return t.Add(grace + time.Second)
+	return t.Add(grace)
 }
 
-// gateFalseSince is when the gate condition went False, if it is False.
+// sinceMark ends the gate's message with the moment patch-pod set it
+// False, to the nanosecond: the condition's lastTransitionTime has second
+// precision (truncated).
+const sinceMark = "; False since "
+
+// gateMessage is msg with the moment the gate goes False.
+func gateMessage(msg string, now time.Time) string {
+	return msg + sinceMark + now.UTC().Format(time.RFC3339Nano)
+}
+
+// gateFalseSince is when the gate condition went False, if it is False:
+// the moment its message gives when it lies within the second its
+// lastTransitionTime names (the message is only believed within that
+// bound), else the end of that second, so a grace is never cut short.
 func gateFalseSince(pod *corev1.Pod) (time.Time, bool) {
 	for _, c := range pod.Status.Conditions {
-		if c.Type == inplace.ReadinessGate && c.Status == corev1.ConditionFalse {
-			return c.LastTransitionTime.Time, true
+		if c.Type != inplace.ReadinessGate || c.Status != corev1.ConditionFalse {
+			continue
 		}
+		from := c.LastTransitionTime.Time
+		to := from.Add(time.Second)
+		if i := strings.LastIndex(c.Message, sinceMark); i >= 0 {
+			t, err := time.Parse(time.RFC3339Nano, c.Message[i+len(sinceMark):])
+			if err == nil && !t.Before(from) && t.Before(to) {
+				return t, true
+			}
+		}
+		return to, true
 	}
 	return time.Time{}, false
 }

@@ -68,12 +68,23 @@ type Deps struct {
 	Recorder record.EventRecorder
 	Log      *slog.Logger
 	Clock    clock.PassiveClock
+	// Slices reads the EndpointSlices holding the pod (the process's
+	// informer cache in `inplace run`); nil lists them through Client.
+	Slices kube.SliceReader
+	// Changes wakes a delivery waiting on a pod (draining, or busy with
+	// another upgrade) at the pod's next change or its EndpointSlices'
+	// (WatchPods, WatchSlices): the delivery then decides again at once,
+	// within its deadline. Nil: it answers "not yet" and the bus
+	// redelivers it after the delays below.
+	Changes Changes
 	// Busy is how soon a pod with another upgrade under way is tried
-	// again; default 2s.
+	// again (with Changes, a safety net: the end of that upgrade changes
+	// the pod); default 2s.
 	Busy time.Duration
 	// Drain is how soon a gated pod is looked at again while it leaves
-	// service; default 250ms. DrainTimeout bounds that wait (from the gate
-	// going False); past it the upgrade is refused; default 60s.
+	// service; default 250ms, or with Changes 10s (a safety net for a lost
+	// wake-up: the watch moves it). DrainTimeout bounds that wait (from
+	// the gate going False); past it the upgrade is refused; default 60s.
 	Drain, DrainTimeout time.Duration
 	// Restarts counts the containers restarted on purpose (restart
 	// requests), by namespace, pod and container; nil counts none.
@@ -113,11 +124,17 @@ func New(d Deps) *Function {
 	if d.Reader == nil {
 		d.Reader = kube.Live{Client: d.Client}
 	}
+	if d.Slices == nil {
+		d.Slices = kube.Live{Client: d.Client}
+	}
 	if d.Busy <= 0 {
 		d.Busy = 2 * time.Second
 	}
 	if d.Drain <= 0 {
 		d.Drain = 250 * time.Millisecond
+		if d.Changes != nil {
+			d.Drain = watchedRecheck
+		}
 	}
 	if d.DrainTimeout <= 0 {
 		d.DrainTimeout = time.Minute
@@ -132,6 +149,11 @@ func (f *Function) Name() string { return Name }
 func (f *Function) Types() []string { return []string{events.ImagePrepulled} }
 
 // Handle drains the pod if it has the gate, then patches its images.
+// While the pod drains or is busy with another upgrade, it waits for the
+// pod's next change (Changes) or the time the decision can next change
+// by itself (the grace's end, a deadline, a safety-net recheck) and
+// decides again, within the delivery's deadline; past it, the bus
+// redelivers.
 func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudevents.Event, error) {
 	d, err := events.As[events.PrepulledData](e)
 	if err != nil {
@@ -146,13 +168,27 @@ func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudeven
 		return nil, err
 	}
 	defer release()
+	for {
+		woken, stop := f.changed(key) // before reading, so no change is missed
+		outs, err := s.decide(ctx)
+		again := pause(ctx, woken, err)
+		stop()
+		if !again {
+			return outs, err
+		}
+	}
+}
+
+// decide takes the next step, reading the pod again after a failed
+// precondition.
+func (s *step) decide(ctx context.Context) ([]cloudevents.Event, error) {
 	for range attempts {
 		outs, err := s.attempt(ctx)
 		if !errors.Is(err, errAgain) {
 			return outs, err
 		}
 	}
-	return nil, fmt.Errorf("patch pod %s: it kept changing while being patched", d.Plan.Pod)
+	return nil, fmt.Errorf("patch pod %s: it kept changing while being patched", s.plan.Pod)
 }
 
 // errAgain: the pod changed under the attempt; read it again.

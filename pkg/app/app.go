@@ -128,12 +128,33 @@ func (a *App) connectKube(ctx context.Context, p *config.Process, log *slog.Logg
 	if p.Runs(prepull.Name) || p.Runs(computespec.Name) {
 		a.Cache.WithNodes() // pre-pull and compute-spec read nodes' images
 	}
+	if p.Runs(patchpod.Name) {
+		if err := a.watchSlices(ctx, log); err != nil {
+			return err
+		}
+	}
 	if err := a.Cache.Start(ctx); err != nil {
 		return fmt.Errorf("kubernetes cache: %w", err)
 	}
 	a.Reader = a.Cache.Reader(a.Kube)
 	log.Info("kubernetes cache synced")
 	return nil
+}
+
+// watchSlices adds the EndpointSlice informer patch-pod reads and watches
+// a draining pod's Services through, when the process may list and watch
+// them everywhere; else patch-pod lists them while a pod drains.
+func (a *App) watchSlices(ctx context.Context, log *slog.Logger) error {
+	may, err := kube.MayWatchAll(ctx, a.Kube, "discovery.k8s.io/endpointslices")
+	if err != nil {
+		return err
+	}
+	if !may {
+		log.Warn("no cluster-wide list and watch of EndpointSlices: patch-pod lists them while a pod drains")
+		return nil
+	}
+	_, err = a.Cache.WithEndpointSlices()
+	return err
 }
 
 // mayCache tells whether a process of pre-pull, patch-pod or verify alone

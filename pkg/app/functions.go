@@ -160,6 +160,7 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 		if d.Registry != nil {
 			pd.Restarts = metrics.NewPlannedRestarts(d.Registry)
 		}
+		watchDrains(&pd, d)
 		fns = append(fns, patchpod.New(pd))
 	}
 	if slices.Contains(names, verify.Name) {
@@ -171,6 +172,31 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 		fns = append(fns, verify.New(vd))
 	}
 	return fns, loops
+}
+
+// watchDrains has patch-pod read the EndpointSlices from the process's
+// cache, when it holds them, and wakes its waiting deliveries when their
+// pod or its EndpointSlices change: a drained pod is patched as soon as
+// the watch shows it out of service. Without a slice informer the slices
+// are listed, every 250ms while a pod drains.
+func watchDrains(pd *patchpod.Deps, d FunctionDeps) {
+	if d.Informers == nil {
+		return
+	}
+	keys := &notify.Keys{}
+	if _, err := d.Informers.PodInformer().AddEventHandler(patchpod.WatchPods(keys)); err != nil {
+		d.Log.Error("pods not watched by patch-pod: draining pods are looked at every 250ms", "err", err)
+		return
+	}
+	pd.Changes = keys
+	sr, ok := d.Reader.(kube.SliceReader)
+	if si := d.Informers.SliceInformer(); si != nil && ok {
+		if _, err := si.AddEventHandler(patchpod.WatchSlices(keys)); err == nil {
+			pd.Slices = sr
+			return
+		}
+	}
+	pd.Drain = 250 * time.Millisecond // the slices are not watched: poll them
 }
 
 // buildFunctions makes the functions p names, and the pod watcher.

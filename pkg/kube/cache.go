@@ -29,6 +29,7 @@ type Cache struct {
 	factory      informers.SharedInformerFactory
 	pods         cache.SharedIndexInformer
 	replicaSets  cache.SharedIndexInformer
+	slices       cache.SharedIndexInformer // WithEndpointSlices
 	Pods         corelisters.PodLister
 	ReplicaSets  appslisters.ReplicaSetLister
 	Deployments  appslisters.DeploymentLister

@@ -1,0 +1,155 @@
+package patchpod_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/functions/patchpod"
+	"github.com/inplace-dev/inplace/functions/verify/fntest"
+	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/kube"
+	"github.com/inplace-dev/inplace/pkg/notify"
+	"github.com/inplace-dev/inplace/test/world"
+)
+
+// TestDrainEndsAtTheWatch: a gated pod behind a Service, grace 0, with the
+// safety-net recheck and the drain deadline an hour away: ONE delivery
+// sets the gate False and patches the pod once the watch shows it out of
+// service (its Ready condition and its EndpointSlice endpoint), so only
+// the watch can have moved it on. The EndpointSlices come from the cache
+// (the identity may list and watch them, as config/rbac lets it).
+func TestDrainEndsAtTheWatch(t *testing.T) {
+	w, ns, f := watched(t)
+	v1, v2 := fntest.Push(t, w, "patch/watched", "v1"), fntest.Push(t, w, "patch/watched", "v2")
+	pod := fntest.RunPod(t, w, fntest.Pod(ns, "front", v1.Ref, true))
+	service(t, w, ns, "front")
+	waitEndpoint(t, w, pod, true)
+	plan := fntest.Plan(t, pod, "up-watched", v2)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	outs, err := f.Handle(ctx, prepulled(t, plan))
+	if err != nil || len(outs) != 1 || outs[0].Type() != events.PodPatched {
+		t.Fatalf("one delivery = %d outputs, %v; want pod.patched, woken by the watch (the recheck is an hour away)", len(outs), err)
+	}
+	got := fntest.Get(t, w, pod)
+	if got.Spec.Containers[0].Image != v2.Pinned {
+		t.Errorf("image %s, want %s", got.Spec.Containers[0].Image, v2.Pinned)
+	}
+	if world.PodReady(got) {
+		t.Error("the pod is Ready after its patch; want out of service")
+	}
+	waitEndpoint(t, w, pod, false) // it left, and stays out until verify's gate True
+}
+
+// TestGraceCountsFromTheGate: with a grace of 2s the patch comes at least
+// 2s after the moment the gate went False (its message holds it to the
+// nanosecond, within the second its lastTransitionTime names), in one
+// delivery: the grace's end is the only timer.
+func TestGraceCountsFromTheGate(t *testing.T) {
+	w, ns, f := watched(t)
+	v1, v2 := fntest.Push(t, w, "patch/grace", "v1"), fntest.Push(t, w, "patch/grace", "v2")
+	pod := fntest.RunPod(t, w, fntest.Pod(ns, "graced", v1.Ref, true))
+	plan := fntest.Plan(t, pod, "up-grace", v2)
+	const grace = 2
+	plan.GraceSeconds = grace
+
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	outs, err := f.Handle(ctx, prepulled(t, plan))
+	if err != nil || len(outs) != 1 || outs[0].Type() != events.PodPatched {
+		t.Fatalf("one delivery = %d outputs, %v; want pod.patched after the grace", len(outs), err)
+	}
+	got := fntest.Get(t, w, pod)
+	st, err := inplace.ParseState(got)
+	if err != nil || st == nil {
+		t.Fatalf("state: %v %v", st, err)
+	}
+	gate := gateCondition(got)
+	_, at, ok := strings.Cut(gate.Message, "; False since ")
+	since, perr := time.Parse(time.RFC3339Nano, at)
+	if !ok || perr != nil {
+		t.Fatalf("gate message %q names no moment: %v", gate.Message, perr)
+	}
+	if ltt := gate.LastTransitionTime.Time; since.Before(ltt) || !since.Before(ltt.Add(time.Second)) {
+		t.Errorf("gate False since %s, outside the second of its lastTransitionTime %s", since, ltt)
+	}
+	if waited := st.PatchedAt.Sub(since); waited < grace*time.Second {
+		t.Errorf("patched %s after the gate went False, want at least the %ds grace", waited, grace)
+	}
+}
+
+// watched is setup with patch-pod reading pods and EndpointSlices from an
+// informer cache whose changes wake its waiting deliveries, as `inplace
+// run` wires it, with an hour for the safety nets.
+func watched(t *testing.T) (*world.World, string, *patchpod.Function) {
+	w := world.Shared(t)
+	ns := w.NewNamespace(t)
+	client := fntest.Identity(t, w, patchpod.RBAC, ns)
+	c, err := kube.NewPodCache(w.Client(), 0) // cluster-wide: the test's identity is namespaced
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.WithEndpointSlices(); err != nil {
+		t.Fatal(err)
+	}
+	keys := &notify.Keys{}
+	if _, err := c.PodInformer().AddEventHandler(patchpod.WatchPods(keys)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SliceInformer().AddEventHandler(patchpod.WatchSlices(keys)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := c.Reader(client)
+	f := patchpod.New(patchpod.Deps{Client: client, Reader: r, Slices: r, Changes: keys, Guard: fntest.Guard(client),
+		Recorder: fntest.Recorder(t, client, patchpod.Name), Drain: time.Hour, DrainTimeout: time.Hour, Busy: time.Hour})
+	return w, ns, f
+}
+
+// service creates a Service selecting app.
+func service(t *testing.T, w *world.World, ns, app string) {
+	t.Helper()
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: ns},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": app},
+			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}}}
+	if _, err := w.Client().CoreV1().Services(ns).Create(t.Context(), svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitEndpoint waits until pod is a ready (or a not ready) endpoint of an
+// EndpointSlice.
+func waitEndpoint(t *testing.T, w *world.World, pod *corev1.Pod, ready bool) {
+	t.Helper()
+	what := fmt.Sprintf("pod %s a ready endpoint: %v", pod.Name, ready)
+	err := world.Eventually(t.Context(), fntest.Timeout, what, func(ctx context.Context) (bool, error) {
+		list, err := w.Client().DiscoveryV1().EndpointSlices(pod.Namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, s := range list.Items {
+			for _, e := range s.Endpoints {
+				if e.TargetRef != nil && e.TargetRef.UID == pod.UID {
+					return (e.Conditions.Ready == nil || *e.Conditions.Ready) == ready, nil
+				}
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
