@@ -11,6 +11,10 @@ import (
 	"github.com/inplace-dev/inplace/pkg/settle"
 )
 
+// The resize sync patches are the image ones with the template's container
+// resources in place of its images: the same guards, record, freeze and
+// restore patch for each kind. A resize's record has no previous images.
+
 // DeploymentResizeSyncPatch is DeploymentSyncPatch for a resize: the
 // template's container resources (not images) with spec.paused=true in one
 // request, recording the paused flag. Then ReplicaSetResizeSyncPatch on
@@ -18,30 +22,41 @@ import (
 // controller finds the ReplicaSet equal to the template (ignoring
 // pod-template-hash) and replaces no pod.
 func DeploymentResizeSyncPatch(d *appsv1.Deployment, upgradeID string, res map[string]corev1.ResourceRequirements, cause string) ([]byte, error) {
-	paused := d.Spec.Paused
-	ops, _, err := syncBase(d.ObjectMeta, SyncRecord{UpgradeID: upgradeID, PreviousImages: map[string]string{}, Paused: &paused}, cause)
-	if err != nil {
-		return nil, err
-	}
-	rops, err := resourceOps(&d.Spec.Template.Spec, res)
-	if err != nil {
-		return nil, err
-	}
-	return marshal(append(append(ops, rops...), addOp("/spec/paused", true)))
+	return deploymentSync(d, resizeRecord(upgradeID), cause, resourcesTo(res))
 }
 
 // ReplicaSetResizeSyncPatch sets the ReplicaSet's template resources as
 // the Deployment's (same paths, same values), and its change-cause.
 func ReplicaSetResizeSyncPatch(rs *appsv1.ReplicaSet, res map[string]corev1.ResourceRequirements, cause string) ([]byte, error) {
-	rops, err := resourceOps(&rs.Spec.Template.Spec, res)
-	if err != nil {
-		return nil, err
-	}
-	ops := []op{testOp("/metadata/uid", string(rs.UID))}
-	if cause != "" && rs.Annotations[ChangeCauseAnnotation] != cause {
-		ops = append(ops, setKeyOps(rs.ResourceVersion, "/metadata/annotations", rs.Annotations, ChangeCauseAnnotation, cause)...)
-	}
-	return marshal(append(ops, rops...))
+	return replicaSetSync(rs, cause, resourcesTo(res))
+}
+
+// StatefulSetResizeSyncPatch is StatefulSetSyncPatch for a resize: the
+// template's container resources with rollingUpdate.partition = replicas
+// (an OnDelete StatefulSet keeps its strategy), so the controller makes a
+// new revision but deletes no pod. Then relabel the pods to the new
+// revision (StatefulSetRevisionName, checked against status.updateRevision)
+// and restore with StatefulSetRestorePatch.
+func StatefulSetResizeSyncPatch(sts *appsv1.StatefulSet, upgradeID string, res map[string]corev1.ResourceRequirements, cause string) ([]byte, error) {
+	return statefulSetSync(sts, resizeRecord(upgradeID), cause, resourcesTo(res))
+}
+
+// DaemonSetResizeSyncPatch is DaemonSetSyncPatch for a resize: the
+// template's container resources, tested against the template generation
+// the pods were labelled for (the next one), keeping the RollingUpdate
+// strategy. Then relabel the pods to the newest ControllerRevision and
+// remove the record with DaemonSetRestorePatch.
+func DaemonSetResizeSyncPatch(ds *appsv1.DaemonSet, upgradeID string, res map[string]corev1.ResourceRequirements, cause string) ([]byte, error) {
+	return daemonSetSync(ds, resizeRecord(upgradeID), cause, resourcesTo(res))
+}
+
+func resizeRecord(upgradeID string) SyncRecord {
+	return SyncRecord{UpgradeID: upgradeID, PreviousImages: map[string]string{}}
+}
+
+// resourcesTo is the template change of a resize.
+func resourcesTo(res map[string]corev1.ResourceRequirements) templateChange {
+	return func(spec *corev1.PodSpec) ([]op, error) { return resourceOps(spec, res) }
 }
 
 // resourceOps tests every named container's template resources as they

@@ -103,6 +103,27 @@ func imageOps(spec *corev1.PodSpec, images map[string]string) ([]op, error) {
 	return ops, nil
 }
 
+// templateChange makes the ops that change a workload's pod template (at
+// /spec/template/spec): its images for an upgrade, its resources for a
+// resize. Each sync patch builder takes one, so both share the guards, the
+// record and the freeze of the kind.
+type templateChange func(spec *corev1.PodSpec) ([]op, error)
+
+// imagesTo is the template change of an upgrade.
+func imagesTo(images map[string]string) templateChange {
+	return func(spec *corev1.PodSpec) ([]op, error) { return imageOps(spec, images) }
+}
+
+// syncRecord is an upgrade's record: its ID and the template's images before.
+func syncRecord(upgradeID string, spec corev1.PodSpec, images map[string]string) SyncRecord {
+	return SyncRecord{UpgradeID: upgradeID, PreviousImages: previousImages(spec, images)}
+}
+
+// replaces reports whether ops change anything (not only test it).
+func replaces(ops []op) bool {
+	return slices.ContainsFunc(ops, func(o op) bool { return o.Op != "test" })
+}
+
 // previousImages is the template's current image of each named container.
 func previousImages(spec corev1.PodSpec, images map[string]string) map[string]string {
 	all, prev := TemplateImages(spec), map[string]string{}

@@ -21,17 +21,21 @@ const ChangeCauseAnnotation = "kubernetes.io/change-cause"
 // ReplicaSetSyncPatch and restore with DeploymentRestorePatch: the
 // controller finds the ReplicaSet equal to the template and replaces no pod.
 func DeploymentSyncPatch(d *appsv1.Deployment, upgradeID string, images map[string]string, cause string) ([]byte, error) {
+	return deploymentSync(d, syncRecord(upgradeID, d.Spec.Template.Spec, images), cause, imagesTo(images))
+}
+
+func deploymentSync(d *appsv1.Deployment, rec SyncRecord, cause string, change templateChange) ([]byte, error) {
 	paused := d.Spec.Paused
-	ops, _, err := syncBase(d.ObjectMeta, SyncRecord{UpgradeID: upgradeID,
-		PreviousImages: previousImages(d.Spec.Template.Spec, images), Paused: &paused}, cause)
+	rec.Paused = &paused
+	ops, _, err := syncBase(d.ObjectMeta, rec, cause)
 	if err != nil {
 		return nil, err
 	}
-	img, err := imageOps(&d.Spec.Template.Spec, images)
+	ch, err := change(&d.Spec.Template.Spec)
 	if err != nil {
 		return nil, err
 	}
-	return marshal(append(append(ops, img...), addOp("/spec/paused", true)))
+	return marshal(append(append(ops, ch...), addOp("/spec/paused", true)))
 }
 
 // DeploymentRestorePatch returns spec.paused to what it was before the sync
@@ -52,7 +56,11 @@ func DeploymentRestorePatch(d *appsv1.Deployment) ([]byte, error) {
 // alone, and its change-cause (what `kubectl rollout history deployment`
 // shows) when cause is set.
 func ReplicaSetSyncPatch(rs *appsv1.ReplicaSet, images map[string]string, cause string) ([]byte, error) {
-	img, err := imageOps(&rs.Spec.Template.Spec, images)
+	return replicaSetSync(rs, cause, imagesTo(images))
+}
+
+func replicaSetSync(rs *appsv1.ReplicaSet, cause string, change templateChange) ([]byte, error) {
+	ch, err := change(&rs.Spec.Template.Spec)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +68,7 @@ func ReplicaSetSyncPatch(rs *appsv1.ReplicaSet, images map[string]string, cause 
 	if cause != "" && rs.Annotations[ChangeCauseAnnotation] != cause {
 		ops = append(ops, setKeyOps(rs.ResourceVersion, "/metadata/annotations", rs.Annotations, ChangeCauseAnnotation, cause)...)
 	}
-	return marshal(append(ops, img...))
+	return marshal(append(ops, ch...))
 }
 
 // StatefulSetSyncPatch sets the template images together with
@@ -70,7 +78,10 @@ func ReplicaSetSyncPatch(rs *appsv1.ReplicaSet, images map[string]string, cause 
 // RevisionLabelPatch, and restore with StatefulSetRestorePatch. An OnDelete
 // StatefulSet keeps its strategy.
 func StatefulSetSyncPatch(sts *appsv1.StatefulSet, upgradeID string, images map[string]string, cause string) ([]byte, error) {
-	rec := SyncRecord{UpgradeID: upgradeID, PreviousImages: previousImages(sts.Spec.Template.Spec, images)}
+	return statefulSetSync(sts, syncRecord(upgradeID, sts.Spec.Template.Spec, images), cause, imagesTo(images))
+}
+
+func statefulSetSync(sts *appsv1.StatefulSet, rec SyncRecord, cause string, change templateChange) ([]byte, error) {
 	frozen := sts.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType
 	if frozen {
 		rec.StatefulSetStrategy = sts.Spec.UpdateStrategy.DeepCopy()
@@ -82,11 +93,11 @@ func StatefulSetSyncPatch(sts *appsv1.StatefulSet, upgradeID string, images map[
 	if frozen && !recorded {
 		ops = append(ops, addOp("/spec/updateStrategy", partitioned(sts)))
 	}
-	img, err := imageOps(&sts.Spec.Template.Spec, images)
+	ch, err := change(&sts.Spec.Template.Spec)
 	if err != nil {
 		return nil, err
 	}
-	return marshal(append(ops, img...))
+	return marshal(append(ops, ch...))
 }
 
 // partitioned is the RollingUpdate strategy with partition = replicas,
@@ -126,26 +137,29 @@ func StatefulSetRestorePatch(sts *appsv1.StatefulSet) ([]byte, error) {
 // ControllerRevision (RevisionLabelPatch) and remove the record with
 // DaemonSetRestorePatch.
 func DaemonSetSyncPatch(ds *appsv1.DaemonSet, upgradeID string, images map[string]string, cause string) ([]byte, error) {
+	return daemonSetSync(ds, syncRecord(upgradeID, ds.Spec.Template.Spec, images), cause, imagesTo(images))
+}
+
+func daemonSetSync(ds *appsv1.DaemonSet, rec SyncRecord, cause string, change templateChange) ([]byte, error) {
 	gen, err := DaemonSetTemplateGeneration(ds)
 	if err != nil {
 		return nil, err
 	}
-	rec := SyncRecord{UpgradeID: upgradeID, PreviousImages: previousImages(ds.Spec.Template.Spec, images), TemplateGeneration: &gen}
-	ops, recorded, err := syncBase(ds.ObjectMeta, rec, cause)
+	rec.TemplateGeneration = &gen
+	ops, _, err := syncBase(ds.ObjectMeta, rec, cause)
 	if err != nil {
 		return nil, err
 	}
-	img, err := imageOps(&ds.Spec.Template.Spec, images)
+	ch, err := change(&ds.Spec.Template.Spec)
 	if err != nil {
 		return nil, err
 	}
-	if len(img) > len(images) {
+	if replaces(ch) {
 		// The template changes now: it must become generation gen+1, the
 		// one the pods were labelled with.
 		ops = append(ops, testOp("/metadata/annotations/"+escape(appsv1.DeprecatedTemplateGeneration), strconv.FormatInt(gen, 10)))
 	}
-	_ = recorded
-	return marshal(append(ops, img...))
+	return marshal(append(ops, ch...))
 }
 
 // DaemonSetTemplateGeneration is the DaemonSet's template generation, which

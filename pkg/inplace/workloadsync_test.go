@@ -48,23 +48,11 @@ func TestStatefulSetSync(t *testing.T) {
 				t.Errorf("strategy after sync (-want +got):\n%s", diff)
 			}
 			// A repeat after a crash must not record the partitioned strategy.
-			again, err := StatefulSetSyncPatch(&synced, "up-1", newImages(), "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var twice appsv1.StatefulSet
-			mustApply(t, &synced, again, &twice)
-			restore, err := StatefulSetRestorePatch(&twice)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var restored appsv1.StatefulSet
-			mustApply(t, &twice, restore, &restored)
+			restored := repeatThenRestore(t, &synced, func(sts *appsv1.StatefulSet) ([]byte, error) {
+				return StatefulSetSyncPatch(sts, "up-1", newImages(), "")
+			}, StatefulSetRestorePatch)
 			if diff := cmp.Diff(tt.strategy, restored.Spec.UpdateStrategy); diff != "" {
 				t.Errorf("strategy after restore (-want +got):\n%s", diff)
-			}
-			if _, ok := restored.Annotations[SyncAnnotation]; ok {
-				t.Error("record left after restore")
 			}
 		})
 	}
@@ -75,12 +63,8 @@ func TestStatefulSetSync(t *testing.T) {
 // template generation the pods were labelled for, and the change-cause is
 // set with it.
 func TestDaemonSetSync(t *testing.T) {
-	one := intstr.FromInt32(1)
-	rolling := appsv1.DaemonSetUpdateStrategy{Type: appsv1.RollingUpdateDaemonSetStrategyType,
-		RollingUpdate: &appsv1.RollingUpdateDaemonSet{MaxUnavailable: &one}}
-	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "agent", UID: "ds-uid", ResourceVersion: "7",
-		Annotations: map[string]string{appsv1.DeprecatedTemplateGeneration: "4"}},
-		Spec: appsv1.DaemonSetSpec{Template: podTemplate(), UpdateStrategy: rolling}}
+	ds := daemonSet()
+	rolling := *ds.Spec.UpdateStrategy.DeepCopy()
 	patch, err := DaemonSetSyncPatch(ds, "up-1", newImages(), "inplace upgrade up-1")
 	if err != nil {
 		t.Fatal(err)
@@ -108,24 +92,45 @@ func TestDaemonSetSync(t *testing.T) {
 	if err := apply(t, moved, patch, &appsv1.DaemonSet{}); err == nil {
 		t.Error("the template patch applied over a template generation the pods were not labelled for")
 	}
-	again, err := DaemonSetSyncPatch(&synced, "up-1", newImages(), "inplace upgrade up-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var twice appsv1.DaemonSet
-	mustApply(t, &synced, again, &twice)
-	restore, err := DaemonSetRestorePatch(&twice)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var restored appsv1.DaemonSet
-	mustApply(t, &twice, restore, &restored)
+	restored := repeatThenRestore(t, &synced, func(ds *appsv1.DaemonSet) ([]byte, error) {
+		return DaemonSetSyncPatch(ds, "up-1", newImages(), "inplace upgrade up-1")
+	}, DaemonSetRestorePatch)
 	if diff := cmp.Diff(rolling, restored.Spec.UpdateStrategy); diff != "" {
 		t.Errorf("strategy after restore (-want +got):\n%s", diff)
 	}
-	if _, ok := restored.Annotations[SyncAnnotation]; ok {
+}
+
+// repeatThenRestore sends a sync patch again to synced (as a step repeated
+// after a crash does), then the restore patch, and returns the object they
+// leave; the restore must remove the record.
+func repeatThenRestore[T any](t *testing.T, synced *T, again, restore func(*T) ([]byte, error)) *T {
+	t.Helper()
+	patch, err := again(synced)
+	if err != nil {
+		t.Fatal(err)
+	}
+	twice := new(T)
+	mustApply(t, synced, patch, twice)
+	if patch, err = restore(twice); err != nil {
+		t.Fatal(err)
+	}
+	restored := new(T)
+	mustApply(t, twice, patch, restored)
+	if _, ok := any(restored).(metav1.Object).GetAnnotations()[SyncAnnotation]; ok {
 		t.Error("record left after restore")
 	}
+	return restored
+}
+
+// daemonSet is a RollingUpdate DaemonSet (max-unavailable 1) at template
+// generation 4.
+func daemonSet() *appsv1.DaemonSet {
+	one := intstr.FromInt32(1)
+	rolling := appsv1.DaemonSetUpdateStrategy{Type: appsv1.RollingUpdateDaemonSetStrategyType,
+		RollingUpdate: &appsv1.RollingUpdateDaemonSet{MaxUnavailable: &one}}
+	return &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "agent", UID: "ds-uid", ResourceVersion: "7",
+		Annotations: map[string]string{appsv1.DeprecatedTemplateGeneration: "4"}},
+		Spec: appsv1.DaemonSetSpec{Template: podTemplate(), UpdateStrategy: rolling}}
 }
 
 func TestRevisionLabelPatch(t *testing.T) {

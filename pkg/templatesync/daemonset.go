@@ -19,7 +19,9 @@ import (
 // `kubectl rollout status` fail): every pod is labelled with the template
 // generation the template patch will make, so the controller counts it as
 // updated before and after; then each pod gets the newest
-// ControllerRevision's hash, and the record is removed.
+// ControllerRevision's hash, and the record is removed. It serves an
+// upgrade (images) and a resize (resources) alike (resize.go says what
+// differs).
 func (s *Syncer) daemonSet(ctx context.Context, r *rollout.Rollout, p *rollout.Sync) error {
 	c := s.Client.AppsV1().DaemonSets(r.Workload.Namespace)
 	ds, err := c.Get(ctx, r.Workload.Name, metav1.GetOptions{})
@@ -31,7 +33,7 @@ func (s *Syncer) daemonSet(ctx context.Context, r *rollout.Rollout, p *rollout.S
 	}
 	switch p.Step {
 	case StepStart:
-		if done, err := s.begin(ctx, r, p, ds.ObjectMeta, ds.Spec.Template.Spec, ds.Spec.Selector); done || err != nil {
+		if done, err := s.beginEither(ctx, r, p, ds.ObjectMeta, ds.Spec.Template.Spec, ds.Spec.Selector); done || err != nil {
 			return err
 		}
 		if err := s.daemonSetTemplate(ctx, r, p, ds); err != nil {
@@ -72,7 +74,7 @@ func (s *Syncer) daemonSet(ctx context.Context, r *rollout.Rollout, p *rollout.S
 		if st.ObservedGeneration < ds.Generation || st.UpdatedNumberScheduled != st.DesiredNumberScheduled {
 			return waiting("DaemonSet %s: updated %d/%d", ds.Name, st.UpdatedNumberScheduled, st.DesiredNumberScheduled)
 		}
-		return finish(ctx, s, r, p, ds.ObjectMeta, c.Patch)
+		return end(ctx, s, r, p, ds.ObjectMeta, c.Patch)
 	}
 	return nil
 }
@@ -82,7 +84,7 @@ func (s *Syncer) daemonSet(ctx context.Context, r *rollout.Rollout, p *rollout.S
 // A failed template patch takes the labels back at once, so no pod passes
 // for updated under a template it does not run.
 func (s *Syncer) daemonSetTemplate(ctx context.Context, r *rollout.Rollout, p *rollout.Sync, ds *appsv1.DaemonSet) error {
-	body, err := inplace.DaemonSetSyncPatch(ds, r.UpgradeID, p.Images, cause(r, p.Images))
+	body, err := daemonSetSyncPatch(ds, r, p)
 	if errors.Is(err, inplace.ErrBusy) {
 		// A sync of another upgrade was never finished: finish its restore first.
 		body, err = inplace.DaemonSetRestorePatch(ds)
@@ -103,7 +105,7 @@ func (s *Syncer) daemonSetTemplate(ctx context.Context, r *rollout.Rollout, p *r
 		return err
 	}
 	next := strconv.FormatInt(gen+1, 10)
-	if shows(ds.Spec.Template.Spec, p.Images) {
+	if templateShows(r, p, ds.Spec.Template.Spec) {
 		next = strconv.FormatInt(gen, 10) // the template patch was made before a crash
 	}
 	if err := s.setLabel(ctx, pods, inplace.GenerationLabel, next); err != nil {

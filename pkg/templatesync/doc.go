@@ -38,6 +38,10 @@
 // `kubectl rollout history`. The images before each of the last syncs stay,
 // newest first, in inplace.dev/previous-images, and in an Event.
 //
+// After a resize (resize.go) the same sequences set the template's
+// container resources instead of its images, for every kind; nothing is
+// recorded in previous-images.
+//
 // A halted or rolled-back rollout never reaches the sync: its template is
 // left untouched.
 package templatesync

@@ -19,23 +19,69 @@ import (
 	"github.com/inplace-dev/inplace/pkg/rollout"
 )
 
-// ReasonNotBuilt: the workload's kind has no resources sync yet.
-const ReasonNotBuilt = "NotBuilt"
-
 // resizeSync brings a workload's template to the resources its pods were
 // resized to, the same way as images: a Deployment paused with its
 // template, its current ReplicaSet's template set alike, unpaused once the
 // controller saw both (no new ReplicaSet, no pod replaced); a ReplicaSet
-// in one patch.
+// in one patch; a StatefulSet and a DaemonSet by the steps of their image
+// sync (statefulset.go, daemonset.go), which serve both.
 func (s *Syncer) resizeSync(ctx context.Context, r *rollout.Rollout, p *rollout.Sync) error {
 	switch r.Workload.Kind {
 	case "Deployment":
 		return s.deploymentResize(ctx, r, p)
 	case "ReplicaSet":
 		return s.replicaSetResize(ctx, r, p)
+	case "StatefulSet":
+		return s.statefulSet(ctx, r, p)
+	case "DaemonSet":
+		return s.daemonSet(ctx, r, p)
 	}
-	return impossible(p, ReasonNotBuilt, "template left as is: syncing resources is built for Deployments and ReplicaSets, not %ss yet; "+
-		"set them in the template (the pods already run them)", r.Workload.Kind)
+	p.Step, p.Result, p.Note = StepDone, events.TemplateNone, "a "+r.Workload.Kind+" has no template"
+	return nil
+}
+
+// What differs between an upgrade's sync and a resize's in the steps they
+// share: what the template gets, and how the sync ends.
+
+// beginEither is begin for an upgrade, resizeBegin for a resize.
+func (s *Syncer) beginEither(ctx context.Context, r *rollout.Rollout, p *rollout.Sync, meta metav1.ObjectMeta,
+	spec corev1.PodSpec, sel *metav1.LabelSelector) (bool, error) {
+	if r.Resize != nil {
+		return s.resizeBegin(ctx, r, p, meta, spec, sel)
+	}
+	return s.begin(ctx, r, p, meta, spec, sel)
+}
+
+// templateShows reports whether spec already has what the sync sets.
+func templateShows(r *rollout.Rollout, p *rollout.Sync, spec corev1.PodSpec) bool {
+	if r.Resize != nil {
+		return inplace.TemplateShowsResources(spec, p.Resources)
+	}
+	return shows(spec, p.Images)
+}
+
+func statefulSetSyncPatch(sts *appsv1.StatefulSet, r *rollout.Rollout, p *rollout.Sync) ([]byte, error) {
+	if r.Resize != nil {
+		return inplace.StatefulSetResizeSyncPatch(sts, r.UpgradeID, p.Resources, resizeCause(r, p))
+	}
+	return inplace.StatefulSetSyncPatch(sts, r.UpgradeID, p.Images, cause(r, p.Images))
+}
+
+func daemonSetSyncPatch(ds *appsv1.DaemonSet, r *rollout.Rollout, p *rollout.Sync) ([]byte, error) {
+	if r.Resize != nil {
+		return inplace.DaemonSetResizeSyncPatch(ds, r.UpgradeID, p.Resources, resizeCause(r, p))
+	}
+	return inplace.DaemonSetSyncPatch(ds, r.UpgradeID, p.Images, cause(r, p.Images))
+}
+
+// end closes a sync: an upgrade's records the previous images (finish), a
+// resize's says what the template now asks.
+func end[T any](ctx context.Context, s *Syncer, r *rollout.Rollout, p *rollout.Sync, meta metav1.ObjectMeta, patch patchFunc[T]) error {
+	if r.Resize != nil {
+		s.resizeSynced(r, p)
+		return nil
+	}
+	return finish(ctx, s, r, p, meta, patch)
 }
 
 func (s *Syncer) deploymentResize(ctx context.Context, r *rollout.Rollout, p *rollout.Sync) error {

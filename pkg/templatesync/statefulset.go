@@ -16,7 +16,9 @@ import (
 // pod relabelled to the revision the controller will make for it (so its
 // status never counts fewer pods updated than before, or only until the
 // relabels land); the controller's own update revision checked (and the
-// pods relabelled again if it differs); the strategy restored.
+// pods relabelled again if it differs); the strategy restored. It serves an
+// upgrade (images) and a resize (resources) alike (resize.go says what
+// differs).
 func (s *Syncer) statefulSet(ctx context.Context, r *rollout.Rollout, p *rollout.Sync) error {
 	c := s.Client.AppsV1().StatefulSets(r.Workload.Namespace)
 	sts, err := c.Get(ctx, r.Workload.Name, metav1.GetOptions{})
@@ -28,14 +30,14 @@ func (s *Syncer) statefulSet(ctx context.Context, r *rollout.Rollout, p *rollout
 	}
 	switch p.Step {
 	case StepStart:
-		if done, err := s.begin(ctx, r, p, sts.ObjectMeta, sts.Spec.Template.Spec, sts.Spec.Selector); done || err != nil {
+		if done, err := s.beginEither(ctx, r, p, sts.ObjectMeta, sts.Spec.Template.Spec, sts.Spec.Selector); done || err != nil {
 			return err
 		}
 		pods, err := s.podsOf(ctx, sts.Namespace, sts.Spec.Selector) // read first: the relabels follow the patch at once
 		if err != nil {
 			return err
 		}
-		body, err := inplace.StatefulSetSyncPatch(sts, r.UpgradeID, p.Images, cause(r, p.Images))
+		body, err := statefulSetSyncPatch(sts, r, p)
 		synced, err := applied(ctx, c.Patch, sts.Name, body, err)
 		if err != nil {
 			return err
@@ -74,7 +76,7 @@ func (s *Syncer) statefulSet(ctx context.Context, r *rollout.Rollout, p *rollout
 		if err := statefulSetSettled(sts, p); err != nil {
 			return err
 		}
-		return finish(ctx, s, r, p, sts.ObjectMeta, c.Patch)
+		return end(ctx, s, r, p, sts.ObjectMeta, c.Patch)
 	}
 	return nil
 }

@@ -38,6 +38,9 @@ type fixture struct {
 	// pinned is new@digest, what compute-spec plans when the push has a digest.
 	pinned string
 	uids   map[string]types.UID
+	// cpu, when set, is what the template's app container asks (resizable
+	// without a restart).
+	cpu string
 }
 
 func newFixture(t *testing.T, kind string) *fixture {
@@ -59,8 +62,13 @@ func newFixture(t *testing.T, kind string) *fixture {
 }
 
 func (f *fixture) template() corev1.PodTemplateSpec {
+	c := corev1.Container{Name: "app", Image: f.old}
+	if f.cpu != "" {
+		c.Resources = cpuAsk(f.cpu)
+		c.ResizePolicy = []corev1.ContainerResizePolicy{{ResourceName: corev1.ResourceCPU, RestartPolicy: corev1.NotRequired}}
+	}
 	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": f.name}},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: f.old}}}}
+		Spec: corev1.PodSpec{Containers: []corev1.Container{c}}}
 }
 
 // create makes the workload with n pods (DaemonSet: one per node) and waits for them.

@@ -40,28 +40,7 @@ func TestResizeCPUWithoutRestart(t *testing.T) {
 	}
 	rsBefore := e.activeReplicaSets("sized")
 	want := cpu("200m")
-	for _, p := range e.podList("sized") {
-		b, ok := before[p.Name]
-		if !ok {
-			t.Fatalf("pod %s is new: a resize replaced a pod", p.Name)
-		}
-		after := stateOf(p)
-		if after.UID != b.UID || after.IP != b.IP || after.Node != b.Node {
-			t.Errorf("pod %s changed: %+v → %+v", p.Name, b, after)
-		}
-		if a, o := after.Containers["app"], b.Containers["app"]; a.ID != o.ID || a.Restarts != o.Restarts {
-			t.Errorf("pod %s: app restarted (containerID %s → %s, restartCount %d → %d); resizePolicy NotRequired", p.Name, o.ID, a.ID, o.Restarts, a.Restarts)
-		}
-		if got := p.Spec.Containers[0].Resources; !resize.Equal(&got, &want) {
-			t.Errorf("pod %s: spec asks %s; want %s", p.Name, resize.String(got), resize.String(want))
-		}
-		if cs := world.ContainerStatus(p, "app"); cs == nil || cs.Resources == nil || !resize.Equal(cs.Resources, &want) {
-			t.Errorf("pod %s: the kubelet reports %v; want %s", p.Name, cs, resize.String(want))
-		}
-		if evs := e.eventsOnceThere(p.Name, "InPlaceResized")["InPlaceResized"]; len(evs) != 1 {
-			t.Errorf("pod %s: InPlaceResized Events %q; want one", p.Name, evs)
-		}
-	}
+	e.checkResizedInPlace("sized", before, want)
 	// The template follows, without a rollout: the Deployment and its one
 	// ReplicaSet ask the new CPU, no new ReplicaSet, no pod replaced.
 	d, err := e.w.Client().AppsV1().Deployments(e.ns).Get(t.Context(), "sized", metav1.GetOptions{})
@@ -169,22 +148,7 @@ func cpu(q string) corev1.ResourceRequirements {
 func (e *env) deploySized(name string, replicas int32, cpuRequest string) {
 	e.t.Helper()
 	e.push("shop", "1.0.0")
-	labels := map[string]string{"app": name}
-	spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: e.ref("shop", "1.0.0"), Resources: cpu(cpuRequest),
-		ResizePolicy: []corev1.ContainerResizePolicy{{ResourceName: corev1.ResourceCPU, RestartPolicy: corev1.NotRequired}}}}}
-	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns,
-			Annotations: map[string]string{"inplace.dev/policy": "digest", "inplace.dev/max-unavailable": "1"}},
-		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec}},
-	}
-	if _, err := e.w.Client().AppsV1().Deployments(e.ns).Create(e.t.Context(), d, metav1.CreateOptions{}); err != nil {
-		e.t.Fatal(err)
-	}
-	if _, err := world.WaitPods(e.t.Context(), e.w.Client(), e.ns, "app="+name, 2*time.Minute, "all Ready",
-		world.AllReady(int(replicas))); err != nil {
-		e.t.Fatal(err)
-	}
+	e.createSized("Deployment", name, replicas, cpuRequest, e.ref("shop", "1.0.0"))
 }
 
 func (e *env) podList(app string) []*corev1.Pod {
