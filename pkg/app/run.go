@@ -7,6 +7,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
+	"os"
+	"runtime"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -122,6 +125,15 @@ func mux(reg *prometheus.Registry, r readiness, hooks http.Handler) *http.ServeM
 	m := http.NewServeMux()
 	if hooks != nil {
 		m.Handle(receiver.PathPrefix, hooks)
+	}
+	if os.Getenv("INPLACE_PPROF") != "" {
+		// Profiling for benchmarks, off unless asked for: it exposes
+		// stacks and timings to whoever reaches --http-addr.
+		runtime.SetMutexProfileFraction(10)
+		runtime.SetBlockProfileRate(int(time.Millisecond))
+		m.HandleFunc("/debug/pprof/", pprof.Index)
+		m.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		m.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
 	m.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	m.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
