@@ -81,7 +81,7 @@ func (f *Function) onDecision(ctx context.Context, in cloudevents.Event) ([]clou
 	if err := replayStarts(in); err != nil {
 		return nil, err
 	}
-	raw, _, err := f.d.Store.Get(ctx, rollout.Key(d.Workload))
+	raw, rev, err := f.d.Store.Get(ctx, rollout.Key(d.Workload))
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func (f *Function) onDecision(ctx context.Context, in cloudevents.Event) ([]clou
 	var cands []rollout.Candidate
 	if approve {
 		var t Target
-		if t, cands, _, err = f.observe(ctx, d.Workload, raw); err != nil {
+		if t, cands, _, err = f.observe(ctx, d.Workload, raw, rev); err != nil {
 			return nil, err
 		}
 		if t.Skip != "" {

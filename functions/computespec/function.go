@@ -13,6 +13,7 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/kube"
+	"github.com/inplace-dev/inplace/pkg/rollout"
 	"github.com/inplace-dev/inplace/pkg/settle"
 )
 
@@ -69,10 +70,16 @@ type Deps struct {
 	// rollout record (a template sync under way); nil: it is redelivered
 	// after pollRecheck instead.
 	Records *RecordChanges
+	// Decoded shares decoded records by revision with the process's other
+	// readers (the guards); nil decodes each read.
+	Decoded *rollout.Decoded
 }
 
 // Function is compute-spec.
-type Function struct{ d Deps }
+type Function struct {
+	d       Deps
+	replans keyLocks
+}
 
 // New returns compute-spec.
 func New(d Deps) *Function {

@@ -47,26 +47,42 @@ func (f *Function) transition(ctx context.Context, in cloudevents.Event, ref eve
 // replan is transition; with ifPlans it writes the record (and emits) only
 // when a pod is planned or the phase moves.
 func (f *Function) replan(ctx context.Context, in cloudevents.Event, ref events.ObjectRef, change func(*rollout.Rollout), ifPlans bool) ([]cloudevents.Event, error) {
-	key := rollout.Key(ref)
-	raw, _, err := f.d.Store.Get(ctx, key)
-	if err != nil {
+	r, planned, err := f.replanRecord(ctx, in, ref, change, ifPlans)
+	if err != nil || r == nil {
 		return nil, err
+	}
+	return f.advance(ctx, in, r, planned)
+}
+
+// replanRecord is replan's read, plan and compare-and-swap of the record:
+// the rollout as written and the pods it planned (nil: nothing written).
+func (f *Function) replanRecord(ctx context.Context, in cloudevents.Event, ref events.ObjectRef, change func(*rollout.Rollout), ifPlans bool) (*rollout.Rollout, []*rollout.Pod, error) {
+	key := rollout.Key(ref)
+	raw, rev, err := f.d.Store.Get(ctx, key)
+	if err != nil {
+		return nil, nil, err
 	}
 	if raw == nil {
 		f.d.Log.Info("no rollout for this event; nothing to do", "event", in.ID(), "workload", key)
-		return nil, nil
+		return nil, nil, nil
 	}
-	t, cands, observed, err := f.observe(ctx, ref, raw)
+	t, cands, observed, err := f.observe(ctx, ref, raw, rev)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	view, err := f.viewPulls(cands)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	timeout := f.d.Defaults.Load().PrepullTimeout
 	var r *rollout.Rollout
 	var planned []*rollout.Pod
+	// One write of a record at a time in this process: concurrent ones
+	// would only fail their compare-and-swap on each other and decode,
+	// plan and encode the whole record again. Other replicas still race
+	// through the compare-and-swap.
+	unlock := f.replans.lock(key)
+	defer unlock()
 	_, err = f.d.Store.Update(ctx, key, func(old []byte) ([]byte, error) {
 		prev, err := decode(old)
 		if err != nil || prev == nil {
@@ -91,25 +107,23 @@ func (f *Function) replan(ctx context.Context, in cloudevents.Event, ref events.
 		return json.Marshal(r)
 	})
 	if errors.Is(err, errNoChange) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if r == nil {
-		return nil, nil
-	}
-	return f.advance(ctx, in, r, planned)
+	return r, planned, nil
 }
 
 // observe reads the workload's opt-in and its pods' candidates for the
 // rollout's push. A workload that lost its opt-in, or is paused, plans
 // nothing more (Skip is set); one that still opts in has its pods' owners
 // allowed by the admission policy before any of them is planned.
-func (f *Function) observe(ctx context.Context, ref events.ObjectRef, raw []byte) (Target, []rollout.Candidate, string, error) {
-	cur, err := decode(raw)
+// raw is the record at revision rev (0: unknown), read only.
+func (f *Function) observe(ctx context.Context, ref events.ObjectRef, raw []byte, rev uint64) (Target, []rollout.Candidate, string, error) {
+	cur, err := f.d.Decoded.Get(rollout.Key(ref), rev, raw)
 	if err != nil {
-		return Target{}, nil, "", settle.Permanent(err)
+		return Target{}, nil, "", settle.Permanent(wrap("decode rollout state", err))
 	}
 	w, ok, err := f.d.Cache.Get(ref)
 	if err != nil {

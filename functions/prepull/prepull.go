@@ -18,6 +18,7 @@ import (
 	"github.com/inplace-dev/inplace/pkg/inplace"
 	"github.com/inplace-dev/inplace/pkg/kube"
 	"github.com/inplace-dev/inplace/pkg/notify"
+	"github.com/inplace-dev/inplace/pkg/rollout"
 	"github.com/inplace-dev/inplace/pkg/settle"
 )
 
@@ -59,6 +60,9 @@ type Deps struct {
 	// Recheck is how soon a pull in progress is looked at again by itself:
 	// default 1s, or with Changes 30s (a safety net: the watch wakes it).
 	Recheck time.Duration
+	// Decoded shares decoded rollout records by revision with the
+	// process's other readers (Warm); nil decodes each.
+	Decoded *rollout.Decoded
 }
 
 // Changes tells waiters when the pre-pull pods of a node change

@@ -2,7 +2,6 @@ package prepull
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -23,9 +22,10 @@ import (
 // pre-pull of them under way, or with no free slot, is left alone; the
 // planned pod's own pre-pull (Handle) follows and ends the pre-pull pod.
 // It only ever creates pre-pull pods, never writes a planned pod.
-func (f *Function) Warm(ctx context.Context, _ string, raw []byte) {
-	var r rollout.Rollout
-	if err := json.Unmarshal(raw, &r); err != nil || r.UpgradeID == "" {
+// raw is key's record at revision rev (0: unknown).
+func (f *Function) Warm(ctx context.Context, key string, rev uint64, raw []byte) {
+	r, err := f.d.Decoded.Get(key, rev, raw)
+	if err != nil || r.UpgradeID == "" {
 		return
 	}
 	cfg := f.d.Config.Load()
@@ -33,7 +33,7 @@ func (f *Function) Warm(ctx context.Context, _ string, raw []byte) {
 		f.tidy(ctx, cfg, r.UpgradeID)
 		return
 	}
-	for node, w := range waiting(&r) {
+	for node, w := range waiting(r) {
 		pods, err := f.ours(ctx, cfg, node)
 		if err != nil {
 			f.d.Log.Warn("warm pre-pull", "node", node, "err", err)

@@ -27,6 +27,7 @@ import (
 	"github.com/inplace-dev/inplace/pkg/notify"
 	"github.com/inplace-dev/inplace/pkg/poll"
 	"github.com/inplace-dev/inplace/pkg/reconfig"
+	"github.com/inplace-dev/inplace/pkg/rollout"
 	"github.com/inplace-dev/inplace/pkg/runner"
 	"github.com/inplace-dev/inplace/pkg/signature"
 	"github.com/inplace-dev/inplace/pkg/templatesync"
@@ -71,7 +72,7 @@ type FunctionDeps struct {
 	// WatchRollouts, when set, feeds pre-pull every rollout record as it
 	// changes (bus.KV.Watch, as pre-pull's identity), so it pre-pulls on
 	// every node of a rollout at once; nil: only as pods are planned.
-	WatchRollouts func(ctx context.Context, fn func(key string, value []byte)) error
+	WatchRollouts func(ctx context.Context, fn func(key string, rev uint64, value []byte)) error
 	// Informers are the process's informers (nodes included). With
 	// Publish, compute-spec plans a pod only once its node has the images
 	// (pre-pull pulls ahead on every node) and its waiting rollouts are
@@ -88,6 +89,7 @@ type FunctionDeps struct {
 func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Function, []func(context.Context)) {
 	var fns []runner.Function
 	var loops []func(context.Context)
+	decoded := &rollout.Decoded{} // compute-spec and the guards share their decodes
 	recorder := func(name string) kube.Recorder {
 		if !d.Events {
 			return nil
@@ -99,7 +101,7 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 		syncer := &templatesync.Syncer{Client: d.Kube, Recorder: rec, Log: d.Log.With("function", computespec.Name)}
 		cd := computespec.Deps{Cache: d.Cache, Store: d.Store, Defaults: d.Defaults,
 			Signatures: &signature.Verifier{Secrets: poll.ClientSecrets{Client: d.Kube}},
-			Syncer:     syncer, Recorder: rec, OptIn: d.OptIn, Log: d.Log.With("function", computespec.Name)}
+			Syncer:     syncer, Recorder: rec, OptIn: d.OptIn, Log: d.Log.With("function", computespec.Name), Decoded: decoded}
 		wakes := d.Publish != nil && d.Informers != nil
 		if wakes {
 			cd.Pulls = d.Informers
@@ -123,7 +125,7 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 		}
 	}
 	if slices.Contains(names, prepull.Name) {
-		pd := prepull.Deps{Client: d.Kube, Reader: d.Reader, Config: d.Defaults, Log: d.Log.With("function", prepull.Name)}
+		pd := prepull.Deps{Client: d.Kube, Reader: d.Reader, Config: d.Defaults, Log: d.Log.With("function", prepull.Name), Decoded: decoded}
 		if d.Informers != nil { // a pull's progress wakes its waiting deliveries
 			keys := &notify.Keys{}
 			if _, err := d.Informers.PodInformer().AddEventHandler(prepull.Watch(keys)); err != nil {
@@ -137,12 +139,12 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 		loops = append(loops, func(ctx context.Context) { every(ctx, sweepEvery, f.Sweep, d.Log) })
 		if d.WatchRollouts != nil {
 			loops = append(loops, func(ctx context.Context) {
-				watch(ctx, d.WatchRollouts, func(k string, v []byte) { f.Warm(ctx, k, v) }, d.Log)
+				watch(ctx, d.WatchRollouts, func(k string, rev uint64, v []byte) { f.Warm(ctx, k, rev, v) }, d.Log)
 			})
 		}
 	}
 	records := func(fn string) *guard.Guard {
-		g := &guard.Guard{Client: d.Kube, Records: d.Store}
+		g := &guard.Guard{Client: d.Kube, Records: d.Store, Decoded: decoded}
 		if r := d.Records[fn]; r != nil {
 			g.Records = r
 		}
@@ -214,7 +216,7 @@ func (a *App) buildFunctions(ctx context.Context, p *config.Process, l *links, l
 			if err != nil {
 				return err
 			}
-			d.WatchRollouts = kv.Watch
+			d.WatchRollouts = kv.WatchRevisions
 		}
 		for _, fn := range []string{patchpod.Name, verify.Name} {
 			if p.Runs(fn) {
@@ -283,7 +285,7 @@ func watchdog(f *computespec.Function, publish func(context.Context, cloudevents
 
 // watch runs a KV watch until ctx ends, starting it again (after a
 // back-off) when it fails: the bucket not made yet, NATS restarting.
-func watch(ctx context.Context, w func(context.Context, func(string, []byte)) error, fn func(string, []byte), log *slog.Logger) {
+func watch[F any](ctx context.Context, w func(context.Context, F) error, fn F, log *slog.Logger) {
 	for ctx.Err() == nil {
 		if err := w(ctx, fn); err != nil && ctx.Err() == nil {
 			log.Warn("rollout watch failed; starting it again", "err", err)

@@ -149,6 +149,11 @@ func (k *KV) Keys(ctx context.Context) ([]string, error) {
 // until ctx ends (a deleted record is not reported). It is level-triggered:
 // fn sees the current value of each key on start and after every change.
 func (k *KV) Watch(ctx context.Context, fn func(key string, value []byte)) error {
+	return k.WatchRevisions(ctx, func(key string, _ uint64, value []byte) { fn(key, value) })
+}
+
+// WatchRevisions is Watch with each value's revision.
+func (k *KV) WatchRevisions(ctx context.Context, fn func(key string, rev uint64, value []byte)) error {
 	kv, err := k.bucket(ctx)
 	if err != nil {
 		return err
@@ -167,7 +172,7 @@ func (k *KV) Watch(ctx context.Context, fn func(key string, value []byte)) error
 				return errors.New("bus: KV watch ended")
 			}
 			if e != nil { // nil marks the end of the initial values
-				fn(e.Key(), e.Value())
+				fn(e.Key(), e.Revision(), e.Value())
 			}
 		}
 	}

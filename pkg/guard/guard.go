@@ -2,7 +2,6 @@ package guard
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -31,6 +30,9 @@ type Guard struct {
 		Owner(ctx context.Context, pod *corev1.Pod) (kube.Workload, bool, error)
 	}
 	Records Records
+	// Decoded, when set, shares decoded records by revision with the
+	// process's other readers (nil: each check decodes the record).
+	Decoded *rollout.Decoded
 }
 
 // Plan checks a plan patch-pod is about to apply to pod (as just read). It
@@ -121,7 +123,7 @@ func (g *Guard) lookup(ctx context.Context, pod *corev1.Pod, upgradeID string) (
 	if !ok {
 		return nil, forged(ReasonNotOptedIn, "the pod has no owner inplace manages (its owner is gone or of another kind)")
 	}
-	raw, _, err := g.Records.Get(ctx, rollout.Key(owner.Ref))
+	raw, rev, err := g.Records.Get(ctx, rollout.Key(owner.Ref))
 	if err != nil {
 		return nil, fmt.Errorf("guard: rollout record of %s: %w", owner.Ref, err)
 	}
@@ -132,13 +134,13 @@ func (g *Guard) lookup(ctx context.Context, pod *corev1.Pod, upgradeID string) (
 		}
 		return nil, forged(ReasonNotPlanned, "%s has no rollout record", owner.Ref)
 	}
-	var r rollout.Rollout
-	if err := json.Unmarshal(raw, &r); err != nil {
+	r, err := g.Decoded.Get(rollout.Key(owner.Ref), rev, raw)
+	if err != nil {
 		return nil, forged(ReasonNotPlanned, "the rollout record of %s cannot be read: %v", owner.Ref, err)
 	}
-	p, refusal := inFlight(&r, owner.Ref, pod, upgradeID)
+	p, refusal := inFlight(r, owner.Ref, pod, upgradeID)
 	if refusal != nil {
 		return nil, refusal
 	}
-	return &checked{owner: owner, record: &r, pod: p}, nil
+	return &checked{owner: owner, record: r, pod: p}, nil
 }

@@ -3,6 +3,7 @@ package imageref
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/distribution/reference"
 )
@@ -21,7 +22,22 @@ type Ref struct {
 // gain "library/", index.docker.io becomes docker.io, and the registry host
 // and repository are lower-cased (registries treat them case-insensitively,
 // the reference grammar does not accept upper case).
+//
+// Results are remembered (a few thousand references): compute-spec parses
+// every pod's images on each of its pods' outcomes, the same few strings,
+// and the grammar's regular expressions cost more than the rest of it.
 func Parse(s string) (Ref, error) {
+	if r, ok := parsed.get(s); ok {
+		return r, nil
+	}
+	r, err := parse(s)
+	if err == nil {
+		parsed.put(s, r)
+	}
+	return r, err
+}
+
+func parse(s string) (Ref, error) {
 	in := strings.TrimSpace(s)
 	if in == "" {
 		return Ref{}, fmt.Errorf("image reference is empty")
@@ -102,4 +118,29 @@ func DigestOf(s string) string {
 		return ""
 	}
 	return s[i+1:]
+}
+
+// memo remembers up to max parsed references; full, it starts again.
+type memo struct {
+	mu  sync.Mutex
+	m   map[string]Ref
+	max int
+}
+
+var parsed = &memo{max: 4096}
+
+func (c *memo) get(s string) (Ref, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.m[s]
+	return r, ok
+}
+
+func (c *memo) put(s string, r Ref) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= c.max {
+		c.m = make(map[string]Ref, 64)
+	}
+	c.m[s] = r
 }

@@ -1,0 +1,56 @@
+package rollout
+
+import (
+	"encoding/json"
+	"sync"
+)
+
+// Decoded keeps the last record decoded for each key, by the KV revision
+// it was read at, so the deliveries that read one revision of a record
+// (patch-pod's and verify's guards, compute-spec's observation) decode it
+// once between them instead of once each. A record holds every pod of its
+// rollout, so a decode costs O(pods): without the cache a rollout of n
+// pods decoded it several times per pod, O(n²) in all.
+//
+// A revision names one value of one key for good (the bucket's stream
+// sequence), so a hit is the record as read, never a stale one: the caller
+// still reads the key (and its revision) from the KV on every delivery.
+// The zero value is ready; a nil *Decoded decodes every time.
+type Decoded struct {
+	mu   sync.Mutex
+	last map[string]decodedRecord
+}
+
+type decodedRecord struct {
+	rev uint64
+	r   *Rollout
+}
+
+// Get returns raw (key's value at revision rev) decoded. The result is
+// shared with every other caller of the same revision: it must not be
+// modified. Revision 0 (unknown) is never cached.
+func (d *Decoded) Get(key string, rev uint64, raw []byte) (*Rollout, error) {
+	if d != nil && rev != 0 {
+		d.mu.Lock()
+		c, ok := d.last[key]
+		d.mu.Unlock()
+		if ok && c.rev == rev {
+			return c.r, nil
+		}
+	}
+	var r Rollout
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, err
+	}
+	if d != nil && rev != 0 {
+		d.mu.Lock()
+		if d.last == nil {
+			d.last = map[string]decodedRecord{}
+		}
+		if c, ok := d.last[key]; !ok || c.rev < rev {
+			d.last[key] = decodedRecord{rev: rev, r: &r}
+		}
+		d.mu.Unlock()
+	}
+	return &r, nil
+}
