@@ -4,9 +4,15 @@
 // planned images).
 //
 // For a pod declaring the inplace.dev/ready readiness gate it first sets
-// that condition False (status subresource, reason StartInPlaceUpdate) and
-// waits the plan's grace period from the condition's lastTransitionTime,
-// answering "not yet" instead of sleeping, so endpoints drain. Then it sends
+// that condition False (status subresource, reason StartInPlaceUpdate; its
+// message names the moment to the nanosecond, the lastTransitionTime only
+// to the second), waits the plan's grace period from that moment, then
+// until the pod is out of service (Ready not True, no ready endpoint in
+// any EndpointSlice). In `inplace run` the pod and EndpointSlice informers
+// wake the waiting delivery at each change of the pod or of a slice
+// holding it, and it decides again at once: timers are only the grace's
+// end, the DrainTimeout deadline and a safety-net recheck; past its
+// deadline the delivery answers "not yet" and the bus redelivers. Then it sends
 // ONE JSON patch (inplace.Patch) that changes the planned images and writes
 // the inplace.dev/state annotation, guarded by tests of the UID,
 // resourceVersion and current images; a failed test (the pod changed since

@@ -78,8 +78,9 @@ type Deps struct {
 	// redelivers it after the delays below.
 	Changes Changes
 	// Busy is how soon a pod with another upgrade under way is tried
-	// again (with Changes, a safety net: the end of that upgrade changes
-	// the pod); default 2s.
+	// again; default 2s, or with Changes 10s (a safety net: that
+	// upgrade's end, verify's or a rollback's last write, changes the pod
+	// and wakes the delivery).
 	Busy time.Duration
 	// Drain is how soon a gated pod is looked at again while it leaves
 	// service; default 250ms, or with Changes 10s (a safety net for a lost
@@ -129,6 +130,9 @@ func New(d Deps) *Function {
 	}
 	if d.Busy <= 0 {
 		d.Busy = 2 * time.Second
+		if d.Changes != nil {
+			d.Busy = watchedRecheck
+		}
 	}
 	if d.Drain <= 0 {
 		d.Drain = 250 * time.Millisecond

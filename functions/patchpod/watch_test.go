@@ -2,13 +2,16 @@ package patchpod_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/inplace-dev/inplace/events"
@@ -87,10 +90,87 @@ func TestGraceCountsFromTheGate(t *testing.T) {
 	}
 }
 
+// TestBusyEndsAtThePodsChange: a plan for a pod whose last upgrade is
+// still rolling back waits (one decision at a time per pod) and goes, in
+// the same delivery, when that rollback's end changes the pod: with the
+// busy recheck an hour away, only the watch can have moved it on.
+func TestBusyEndsAtThePodsChange(t *testing.T) {
+	read := make(chan struct{})
+	var once sync.Once
+	w, ns, f := watchedReading(t, func(r kube.Reader) kube.Reader {
+		return readHook{Reader: r, read: func() { once.Do(func() { close(read) }) }}
+	})
+	v1, v2 := fntest.Push(t, w, "patch/busy", "v1"), fntest.Push(t, w, "patch/busy", "v2")
+	pod := fntest.RunPod(t, w, fntest.Pod(ns, "busy", v1.Ref, false))
+	setState(t, w, pod, inplace.State{UpgradeID: "up-0", Target: v1.Ref, Phase: inplace.PhaseRollingBack,
+		Containers: []inplace.ContainerState{{Name: "app", PreviousImage: v1.Ref}}})
+	plan := fntest.Plan(t, pod, "up-busy", v2)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	type answer struct {
+		n   int
+		typ string
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		outs, err := f.Handle(ctx, prepulled(t, plan))
+		a := answer{n: len(outs), err: err}
+		if len(outs) == 1 {
+			a.typ = outs[0].Type()
+		}
+		done <- a
+	}()
+	select { // the delivery has read the pod (busy) or is about to decide on it
+	case <-read:
+	case a := <-done:
+		t.Fatalf("the delivery answered %d outputs, %v before reading the pod", a.n, a.err)
+	}
+	setState(t, w, pod, inplace.State{UpgradeID: "up-0", Target: v1.Ref, Phase: inplace.PhaseRolledBack,
+		Containers: []inplace.ContainerState{{Name: "app", PreviousImage: v1.Ref}}})
+	a := <-done
+	if a.err != nil || a.n != 1 || a.typ != events.PodPatched {
+		t.Fatalf("one delivery = %d outputs, %v; want pod.patched once the rollback ended (the busy recheck is an hour away)", a.n, a.err)
+	}
+	if st, err := inplace.ParseState(fntest.Get(t, w, pod)); err != nil || st == nil || st.UpgradeID != "up-busy" {
+		t.Errorf("state %+v, %v; want up-busy", st, err)
+	}
+}
+
+// readHook calls read at each read of a pod.
+type readHook struct {
+	kube.Reader
+	read func()
+}
+
+func (r readHook) Pod(ctx context.Context, ns, name string) (*corev1.Pod, error) {
+	p, err := r.Reader.Pod(ctx, ns, name)
+	r.read()
+	return p, err
+}
+
+// setState writes the pod's state annotation as verify would.
+func setState(t *testing.T, w *world.World, pod *corev1.Pod, st inplace.State) {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{inplace.StateAnnotation: st.Encode()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Client().CoreV1().Pods(pod.Namespace).Patch(t.Context(), pod.Name, types.MergePatchType, b, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // watched is setup with patch-pod reading pods and EndpointSlices from an
 // informer cache whose changes wake its waiting deliveries, as `inplace
 // run` wires it, with an hour for the safety nets.
 func watched(t *testing.T) (*world.World, string, *patchpod.Function) {
+	return watchedReading(t, func(r kube.Reader) kube.Reader { return r })
+}
+
+// watchedReading is watched with patch-pod reading pods through wrap.
+func watchedReading(t *testing.T, wrap func(kube.Reader) kube.Reader) (*world.World, string, *patchpod.Function) {
 	w := world.Shared(t)
 	ns := w.NewNamespace(t)
 	client := fntest.Identity(t, w, patchpod.RBAC, ns)
@@ -114,7 +194,7 @@ func watched(t *testing.T) (*world.World, string, *patchpod.Function) {
 		t.Fatal(err)
 	}
 	r := c.Reader(client)
-	f := patchpod.New(patchpod.Deps{Client: client, Reader: r, Slices: r, Changes: keys, Guard: fntest.Guard(client),
+	f := patchpod.New(patchpod.Deps{Client: client, Reader: wrap(r), Slices: r, Changes: keys, Guard: fntest.Guard(client),
 		Recorder: fntest.Recorder(t, client, patchpod.Name), Drain: time.Hour, DrainTimeout: time.Hour, Busy: time.Hour})
 	return w, ns, f
 }
