@@ -53,7 +53,7 @@ func (s *step) drain(ctx context.Context, pod *corev1.Pod, now time.Time) error 
 		return errNotDrained{fmt.Sprintf("readiness gate False for %s and %s", now.Sub(since).Round(time.Second), msg)}
 	}
 	next := min(s.f.d.Drain, since.Add(s.f.d.DrainTimeout).Sub(now)+time.Millisecond)
-	return settle.NotYet(next, "pod %s: gate False, waiting to leave service: %s", s.plan.Pod, msg)
+	return onWatch(settle.NotYet(next, "pod %s: gate False, waiting to leave service: %s", s.plan.Pod, msg))
 }
 
 // errNotDrained: the pod stayed in service although its gate went False

@@ -77,6 +77,10 @@ type Deps struct {
 	// within its deadline. Nil: it answers "not yet" and the bus
 	// redelivers it after the delays below.
 	Changes Changes
+	// Waiters bounds the deliveries waiting in-process at once (the
+	// others answer "not yet" and poll), below the runner's workers so
+	// they stay free for other pods; default 2.
+	Waiters int
 	// Busy is how soon a pod with another upgrade under way is tried
 	// again; default 2s, or with Changes 10s (a safety net: that
 	// upgrade's end, verify's or a rollback's last write, changes the pod
@@ -105,6 +109,8 @@ type Function struct {
 	// pods is one decision at a time per pod: two deliveries of one plan
 	// (a redelivery, a replay) never drain and patch together.
 	pods keymutex.KeyMutex
+	// waiters are the slots of the deliveries waiting in-process.
+	waiters chan struct{}
 }
 
 // lockBuckets bounds the per-pod locks: pods hashed to one bucket wait
@@ -143,7 +149,10 @@ func New(d Deps) *Function {
 	if d.DrainTimeout <= 0 {
 		d.DrainTimeout = time.Minute
 	}
-	return &Function{d: d, pods: keymutex.NewHashed(lockBuckets)}
+	if d.Waiters <= 0 {
+		d.Waiters = 2
+	}
+	return &Function{d: d, pods: keymutex.NewHashed(lockBuckets), waiters: make(chan struct{}, d.Waiters)}
 }
 
 // Name implements runner.Function.
@@ -175,7 +184,7 @@ func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudeven
 	for {
 		woken, stop := f.changed(key) // before reading, so no change is missed
 		outs, err := s.decide(ctx)
-		again := pause(ctx, woken, err)
+		again := f.pause(ctx, woken, err)
 		stop()
 		if !again {
 			return outs, err
@@ -229,7 +238,7 @@ func (s *step) attempt(ctx context.Context) ([]cloudevents.Event, error) {
 	patch, err := inplace.Patch(pod, s.plan, now)
 	if errors.Is(err, inplace.ErrBusy) {
 		if !s.over(ctx, pod, st) {
-			return nil, settle.NotYet(s.f.d.Busy, "%v", err)
+			return nil, onWatch(settle.NotYet(s.f.d.Busy, "%v", err))
 		}
 		// The record has the pod under this upgrade, so the one before
 		// ended (a success on the bus and in the record leaves its state

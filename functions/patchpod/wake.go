@@ -77,15 +77,50 @@ func (f *Function) changed(key string) (<-chan struct{}, func()) {
 	return f.d.Changes.Changed(key)
 }
 
+// shortWait is the longest timer a delivery waits for in-process (the
+// rest of a grace, say); a longer one is the bus's (NakWithDelay), so a
+// runner's worker is not held for it.
+const shortWait = time.Second
+
+// poll is how soon a delivery that waits on the watch looks again when
+// every waiting slot is taken: it polls, as without Changes.
+const poll = 250 * time.Millisecond
+
+// watching marks a "not yet" that a change of the pod or of its
+// EndpointSlices ends (leaving service, another upgrade's end): worth
+// waiting for in-process, whatever its safety-net delay.
+type watching struct{ error }
+
+func (w watching) Unwrap() error { return w.error }
+
+// onWatch marks err (a "not yet") as ended by the watch.
+func onWatch(err error) error { return watching{err} }
+
 // pause waits, after a "not yet", for the pod's next change or for the
 // asked delay to pass, within maxWait and half of what is left of ctx's
 // deadline (so the delivery keeps time to answer). It reports whether to
 // decide again; if not, err is to be answered as it is (its delay less
-// what was waited). Without Changes it does not wait: the bus redelivers
-// after the delay.
-func pause(ctx context.Context, woken <-chan struct{}, err error) bool {
+// what was waited). It waits only for a short timer or the watch, and
+// in at most Waiters deliveries at once (the others poll), so the
+// runner's workers stay free for other pods. Without Changes it does not
+// wait: the bus redelivers after the delay.
+func (f *Function) pause(ctx context.Context, woken <-chan struct{}, err error) bool {
 	var ny *settle.NotYetError
 	if woken == nil || !errors.As(err, &ny) {
+		return false
+	}
+	var w watching
+	watched := errors.As(err, &w)
+	if !watched && ny.Delay > shortWait {
+		return false
+	}
+	select {
+	case f.waiters <- struct{}{}:
+		defer func() { <-f.waiters }()
+	default:
+		if watched {
+			ny.Delay = min(ny.Delay, poll)
+		}
 		return false
 	}
 	budget := maxWait

@@ -82,6 +82,9 @@ type FunctionDeps struct {
 	// it changes (bus.KV.Watch, as compute-spec's identity): a delivery
 	// waiting for another worker's change of a record is woken by it.
 	WatchRecords func(ctx context.Context, fn func(key string, value []byte)) error
+	// Workers is how many events of one function are handled at once:
+	// patch-pod waits on the watch in at most half of them.
+	Workers int
 }
 
 // Functions makes the named functions of the chain, and the loops they
@@ -191,6 +194,9 @@ func watchDrains(pd *patchpod.Deps, d FunctionDeps) {
 		return
 	}
 	pd.Changes = keys
+	if d.Workers > 0 {
+		pd.Waiters = max(1, d.Workers/2)
+	}
 	sr, ok := d.Reader.(kube.SliceReader)
 	if si := d.Informers.SliceInformer(); si != nil && ok {
 		if _, err := si.AddEventHandler(patchpod.WatchSlices(keys)); err == nil {
@@ -203,7 +209,7 @@ func watchDrains(pd *patchpod.Deps, d FunctionDeps) {
 
 // buildFunctions makes the functions p names, and the pod watcher.
 func (a *App) buildFunctions(ctx context.Context, p *config.Process, l *links, log *slog.Logger) error {
-	d := FunctionDeps{Kube: a.Kube, EventsClient: a.Events, Reader: a.Reader, Cache: a.Cache, Informers: a.Cache, Store: a.KV, Defaults: a.Defaults, Events: true, Log: log,
+	d := FunctionDeps{Workers: p.Workers, Kube: a.Kube, EventsClient: a.Events, Reader: a.Reader, Cache: a.Cache, Informers: a.Cache, Store: a.KV, Defaults: a.Defaults, Events: true, Log: log,
 		WatchdogPeriod: p.WatchdogPeriod, Records: map[string]guard.Records{}, Leases: map[string]*bus.Leases{}, Registry: a.registry,
 		OptIn: &kube.OptedIn{Client: a.Kube, Namespace: p.Namespace, Log: log}}
 	if l != nil { // each function reads the rollout records, and publishes, as itself
