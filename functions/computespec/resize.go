@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/inplace"
 	"github.com/inplace-dev/inplace/pkg/resize"
 	"github.com/inplace-dev/inplace/pkg/rollout"
 	"github.com/inplace-dev/inplace/pkg/settle"
@@ -58,7 +59,8 @@ func (f *Function) onResize(ctx context.Context, in cloudevents.Event) ([]cloude
 		}
 		cands := resizeCandidates(ref.Kind, pods, req.Containers, ch)
 		if !needsWork(cands) {
-			return nil, f.refuseRequest(t, "resize", req.Target, req.Containers, "nothing to resize: "+skipped(cands))
+			return nil, f.nothingYet(t, "resize", req.Target, req.Containers, cands, in.Time(),
+				seconds(resizeOptions(t, req).VerifySeconds))
 		}
 		if err := f.allow(ctx, pods); err != nil {
 			return nil, err
@@ -143,7 +145,7 @@ func resizePlan(pod *corev1.Pod, name string, ch resize.Change) (events.Containe
 		}
 	}
 	if cs == nil || cs.State.Running == nil {
-		return events.ContainerPlan{}, "not running"
+		return events.ContainerPlan{}, inplace.SkipNotRunning
 	}
 	from := c.Resources
 	to := resize.Desired(from, ch)

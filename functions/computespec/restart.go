@@ -57,7 +57,8 @@ func (f *Function) onRestart(ctx context.Context, in cloudevents.Event) ([]cloud
 		}
 		cands := restartCandidates(ref.Kind, pods, req.Containers)
 		if !needsWork(cands) {
-			return nil, f.refuseRequest(t, "restart", req.Target, req.Containers, "nothing to restart: "+skipped(cands))
+			return nil, f.nothingYet(t, "restart", req.Target, req.Containers, cands, in.Time(),
+				seconds(restartOptions(t, req.Strategy).VerifySeconds))
 		}
 		if err := f.allow(ctx, pods); err != nil {
 			return nil, err

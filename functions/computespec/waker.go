@@ -13,6 +13,7 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/kube"
 	"github.com/inplace-dev/inplace/pkg/pulls"
+	"github.com/inplace-dev/inplace/pkg/rollout"
 )
 
 // wakeKey is what a wake-up re-plans: the rollouts waiting on a node, or
@@ -53,6 +54,7 @@ func NewWaker(f *Function, c Informers, publish func(context.Context, cloudevent
 		q: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[wakeKey](),
 			workqueue.TypedRateLimitingQueueConfig[wakeKey]{Name: "compute-spec-wake"})}
 	if _, err := c.PodInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    w.podAdded,
 		UpdateFunc: func(old, obj any) { w.podChanged(old, obj) },
 		DeleteFunc: w.podGone,
 	}); err != nil {
@@ -82,9 +84,44 @@ func (w *Waker) podChanged(old, obj any) {
 		}
 		return
 	}
-	if !kube.Ready(o) && kube.Ready(p) {
+	becameReady := !kube.Ready(o) && kube.Ready(p)
+	if becameReady || running(o) != running(p) {
+		w.wakeRequests(p)
+	}
+	if becameReady {
 		w.addOwner(p)
 	}
+}
+
+// podAdded: a pod the cache did not show, which a request may wait for.
+func (w *Waker) podAdded(obj any) {
+	if p, ok := obj.(*corev1.Pod); ok && !pulls.IsPrepull(p) {
+		w.wakeRequests(p)
+	}
+}
+
+// wakeRequests wakes the restart and resize requests waiting on the
+// record of p's workload (whenRecordFree) for its containers to run.
+func (w *Waker) wakeRequests(p *corev1.Pod) {
+	if w.f.d.Records == nil {
+		return
+	}
+	if wl, ok, err := w.owners(p); err == nil && ok {
+		w.f.d.Records.Wake(rollout.Key(wl.Ref))
+	}
+}
+
+// running is how many of p's containers (sidecars included) run.
+func running(p *corev1.Pod) int {
+	n := 0
+	for _, list := range [][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
+		for _, cs := range list {
+			if cs.State.Running != nil {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // podGone: a pod left, and with it maybe an unavailable one.

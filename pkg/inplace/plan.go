@@ -21,6 +21,9 @@ type Skip struct {
 const (
 	SkipInitContainer = "init container: an image change does not rerun it"
 	SkipNoStatus      = "no container status yet: the kubelet has not started it"
+	// SkipNotRunning: a restart or resize moves a running container only;
+	// one starting (or its pod's change not yet in the cache) is waited for.
+	SkipNotRunning = "not running"
 	// SkipSameReference: a re-push of the running tag without a digest
 	// would leave the spec unchanged, and the kubelet restarts a container
 	// only when its spec image changes. Resolve the digest first.

@@ -34,7 +34,7 @@ func planOne(pod *corev1.Pod, st *inplace.State, name string) (events.ContainerP
 	}
 	cs := status(pod, name, sidecar)
 	if cs == nil || cs.State.Running == nil {
-		return events.ContainerPlan{}, "not running"
+		return events.ContainerPlan{}, inplace.SkipNotRunning
 	}
 	running := imageref.DigestOf(cs.ImageID)
 	previous := ""

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -244,5 +245,39 @@ func (e *env) waitDeadLetter(function, sub string, within time.Duration) {
 	})
 	if err != nil {
 		e.t.Fatalf("%v: %v", err, e.deadLetters(function))
+	}
+}
+
+// A restart requested while the pod's containers are not running yet (as
+// compute-spec's cache shows them: on a busy machine the request can
+// overtake the pod's watch event) waits for them to run, then restarts:
+// the request is neither refused nor lost.
+func TestRestartWaitsForStartingContainers(t *testing.T) {
+	e := newEnv(t)
+	e.push("shop", "1.0.0")
+	e.push("side", "1.0.0")
+	labels := map[string]string{"app": "starting"}
+	one := int32(1)
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "starting", Namespace: e.ns, Annotations: map[string]string{"inplace.dev/policy": "digest"}},
+		Spec: appsv1.DeploymentSpec{Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{
+				{Name: "app", Image: e.ref("shop", "1.0.0")}, {Name: "sidecar", Image: e.ref("side", "1.0.0")}}}}},
+	}
+	if _, err := e.w.Client().AppsV1().Deployments(e.ns).Create(t.Context(), d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := world.WaitPods(t.Context(), e.w.Client(), e.ns, "app=starting", time.Minute, "a pod", func(ps []corev1.Pod) bool {
+		return len(ps) == 1 && ps[0].Spec.NodeName != ""
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.requestRestart("Deployment", "starting", events.RestartStrategy{}, "app")
+	ev, res := e.waitRestartResult("starting", 2*time.Minute)
+	if ev.Type() != events.ContainerRestartSucceeded || res.Counts.Succeeded != 1 {
+		t.Fatalf("result %s %+v; want succeeded, 1 pod (dead letters: %v)", ev.Type(), res, e.deadLetters("compute-spec"))
+	}
+	if app := stateOf(e.onlyPod("starting")).Containers["app"]; app.Restarts != 1 {
+		t.Errorf("app restartCount %d; want 1", app.Restarts)
 	}
 }
