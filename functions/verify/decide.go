@@ -142,6 +142,21 @@ func stable(pod *corev1.Pod, st *inplace.State, now time.Time, minReady time.Dur
 	return true
 }
 
+// untilStable is how long until every running container of the state has
+// been running for minReady (stable's bound); zero when that is not ahead.
+func untilStable(pod *corev1.Pod, st *inplace.State, now time.Time, minReady time.Duration) time.Duration {
+	var until time.Duration
+	if minReady <= 0 {
+		return 0
+	}
+	for _, c := range st.Containers {
+		if cs := status(pod, c.Name); cs != nil && cs.State.Running != nil {
+			until = max(until, cs.State.Running.StartedAt.Add(minReady+time.Second).Sub(now))
+		}
+	}
+	return until
+}
+
 func status(pod *corev1.Pod, name string) *corev1.ContainerStatus {
 	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
 		for i := range list {

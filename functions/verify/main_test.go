@@ -30,6 +30,8 @@ type fixture struct {
 	ns    string
 	patch *patchpod.Function
 	fn    *verify.Function
+	// deps are fn's, for a test that needs other bounds.
+	deps verify.Deps
 }
 
 func setup(t *testing.T) fixture {
@@ -37,10 +39,11 @@ func setup(t *testing.T) fixture {
 	ns := w.NewNamespace(t)
 	pc := fntest.Identity(t, w, patchpod.RBAC, ns)
 	vc := fntest.Identity(t, w, verify.RBAC, ns)
+	deps := verify.Deps{Client: vc, Guard: fntest.Guard(vc), Recorder: fntest.Recorder(t, vc, verify.Name),
+		Recheck: 200 * time.Millisecond, MinReady: 2 * time.Second}
 	return fixture{w: w, ns: ns,
 		patch: patchpod.New(patchpod.Deps{Client: pc, Guard: fntest.Guard(pc), Recorder: fntest.Recorder(t, pc, patchpod.Name)}),
-		fn: verify.New(verify.Deps{Client: vc, Guard: fntest.Guard(vc), Recorder: fntest.Recorder(t, vc, verify.Name),
-			Recheck: 200 * time.Millisecond, MinReady: 2 * time.Second}),
+		fn:    verify.New(deps), deps: deps,
 	}
 }
 

@@ -36,6 +36,10 @@ type step struct {
 	// wake is when the timer comes back while nothing is decided
 	// (nextLook); zero: the Recheck safety net.
 	wake time.Duration
+	// stableIn is how long until a success (or a finished rollback) waits
+	// only for its containers' min-ready time: no change of the pod will
+	// say when it has passed.
+	stableIn time.Duration
 }
 
 // attempt reads the pod and takes the next step of its upgrade.
@@ -79,6 +83,9 @@ func (s *step) attempt(ctx context.Context) ([]cloudevents.Event, error) {
 		r = inplace.RollbackProgress(pod, st)
 	}
 	s.wake = nextLook(pod, st, r, now, l)
+	if r.Verdict == inplace.Succeeded {
+		s.stableIn = untilStable(pod, st, now, l.minReady)
+	}
 	d := decide(pod, st, r, now, l)
 	if st.Restart != nil {
 		d = restartDecision(d)
@@ -139,6 +146,12 @@ func (s *step) ended(plan events.Plan, st *inplace.State, pod *corev1.Pod) ([]cl
 // net; what the kubelet does meanwhile reaches verify as pod.updated.
 func (s *step) later(r inplace.Result) ([]cloudevents.Event, error) {
 	if !s.timer {
+		if s.stableIn > 0 {
+			// Only the min-ready time is ahead: this pod.updated comes
+			// back then, rather than the upgrade waiting for the timer's
+			// safety net.
+			return nil, settle.NotYet(s.stableIn, "%s: running for less than the min-ready time", s.ref)
+		}
 		return nil, nil
 	}
 	wake := s.f.d.Recheck

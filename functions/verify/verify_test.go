@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +15,7 @@ import (
 	"github.com/inplace-dev/inplace/functions/verify"
 	"github.com/inplace-dev/inplace/functions/verify/fntest"
 	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/settle"
 	"github.com/inplace-dev/inplace/test/registry"
 	"github.com/inplace-dev/inplace/test/world"
 )
@@ -124,10 +126,10 @@ func TestVerifyDecidesOnPodUpdated(t *testing.T) {
 	err := world.Eventually(t.Context(), fntest.Timeout, "an outcome from pod.updated", func(ctx context.Context) (bool, error) {
 		var err error
 		outs, err = fx.fn.Handle(ctx, fx.podUpdated(t, pod))
-		if fntest.IsNotYet(err) {
-			t.Fatalf("pod.updated answered not yet: only pod.patched is a timer")
+		if _, delay := settle.Classify(err); fntest.IsNotYet(err) && delay > fx.deps.MinReady+time.Second {
+			t.Fatalf("pod.updated answered not yet for %s: only pod.patched is a timer (pod.updated waits out a min-ready time at most)", delay)
 		}
-		return len(outs) > 0, err
+		return len(outs) > 0, nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -137,6 +139,33 @@ func TestVerifyDecidesOnPodUpdated(t *testing.T) {
 	if out.ID() != inplace.StepID(plan, events.UpgradeSucceeded) || events.UpgradeID(out) != plan.UpgradeID {
 		t.Errorf("id %s upgradeid %s, want the step id and %s", out.ID(), events.UpgradeID(out), plan.UpgradeID)
 	}
+}
+
+// TestMinReadyEndsWithoutTheTimer: a pod.updated that finds the target
+// running for less than the min-ready time comes back when it has passed
+// (no change of the pod will say so) and calls the success then, with the
+// timer's safety net an hour away. Before, it answered nothing and the
+// upgrade waited for the timer (15 s by default).
+func TestMinReadyEndsWithoutTheTimer(t *testing.T) {
+	fx := setup(t)
+	deps := fx.deps
+	deps.Recheck, deps.MinReady = time.Hour, 15*time.Second
+	fn := verify.New(deps)
+	v1, v2 := fntest.Push(t, fx.w, "verify/minready", "v1"), fntest.Push(t, fx.w, "verify/minready", "v2")
+	pod := fntest.RunPod(t, fx.w, fntest.Pod(fx.ns, "web", v1.Ref, false))
+	plan := fntest.Plan(t, pod, "up-minready", v2)
+	plan.GraceSeconds = 0
+	fx.patched(t, plan)
+	fntest.WaitPod(t, fx.w, pod, "running the target", func(p *corev1.Pod) bool {
+		cs := fntest.ContainerStatus(p)
+		return cs != nil && cs.ImageID == v2.ImageID && cs.State.Running != nil
+	})
+	r := fntest.Drive(t, fn.Handle, fx.podUpdated(t, pod))
+	out := fntest.One(t, r, events.UpgradeSucceeded)
+	if r.NotYet == 0 {
+		t.Errorf("decided at once: the min-ready time had passed before the test looked (a loaded machine?)")
+	}
+	checkPlan(t, fntest.Data[events.OutcomeData](t, out).Plan, plan)
 }
 
 // TestVerifyPodDeleted: the pod is deleted under the upgrade.
