@@ -137,19 +137,33 @@ func (e *env) checkNoPrepullPod() int {
 	return 0
 }
 
+// ended: evs hold a rollout.completed or rollout.halted.
+func ended(evs []cloudEvent) bool {
+	for _, ev := range evs {
+		if ev.Type() == events.RolloutCompleted || ev.Type() == events.RolloutHalted {
+			return true
+		}
+	}
+	return false
+}
+
 // checkCompletion: exactly one rollout.completed for the rollout, with
 // true counts and the template synced, and no rollout.halted.
 func (e *env) checkCompletion(p pushed, n int) int {
 	e.t.Helper()
 	// On a JetStream cluster a fresh ordered consumer may not answer its
-	// first fetch yet ("no responders"): read again until it does.
+	// first fetch yet ("no responders"): read again until it does. The
+	// record can say Completed before the stream has rollout.completed: a
+	// fault between compute-spec's record write and its publish fails the
+	// delivery, and its redelivery (after the ack wait) publishes it; so
+	// read until the rollout's end is there, within a bound.
 	var evs []cloudEvent
 	var last error
-	err := world.Eventually(e.t.Context(), time.Minute, "the rollout's outcomes read from the stream", func(context.Context) (bool, error) {
+	err := world.Eventually(e.t.Context(), 3*time.Minute, "the rollout's end read from the stream", func(context.Context) (bool, error) {
 		evs, last = e.rolloutEvents(p.upgradeID)
-		return last == nil, nil
+		return last == nil && ended(evs), nil
 	})
-	if err != nil {
+	if err != nil && last != nil {
 		e.t.Fatalf("%v: %v", err, last)
 	}
 	completed, halted := map[string]events.RolloutData{}, 0
