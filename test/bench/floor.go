@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/inplace-dev/inplace/pkg/imageref"
+	"github.com/inplace-dev/inplace/pkg/inplace"
 	"github.com/inplace-dev/inplace/test/world"
 )
 
@@ -122,9 +123,14 @@ func setGate(ctx context.Context, c kubernetes.Interface, ns, name string, s cor
 	return nil
 }
 
-// patchPodImage sets the app container's image of a pod.
+// patchPodImage sets the app container's image of a pod, and in the same
+// patch takes away the project's state annotation, as a controller taking
+// over would: a pod the project upgraded (the scale run's) is otherwise
+// left with a Patched state toward a target it no longer runs, and every
+// later `inplace run` (the memory part's) would start by looking at it.
 func patchPodImage(ctx context.Context, c kubernetes.Interface, ns, name, image string) error {
-	patch := fmt.Sprintf(`{"spec":{"containers":[{"name":"app","image":%q}]}}`, image)
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:null}},"spec":{"containers":[{"name":"app","image":%q}]}}`,
+		inplace.StateAnnotation, image)
 	if _, err := c.CoreV1().Pods(ns).Patch(ctx, name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		return fmt.Errorf("patch %s/%s: %w", ns, name, err)
 	}
