@@ -2,12 +2,17 @@ package computespec
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 
+	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/notify"
+	"github.com/inplace-dev/inplace/pkg/rollout"
+	"github.com/inplace-dev/inplace/pkg/settle"
 )
 
 // RecordChanges tells waiters when a rollout record changes. `inplace
@@ -64,4 +69,25 @@ func (f *Function) whenRecordFree(ctx context.Context, key string, try func() ([
 		}
 		stop()
 	}
+}
+
+// beginRequest writes a restart's or resize's rollout (what, id) into the
+// workload's record: begin builds it from the previous record and plans
+// its first pods; a begin error means another rollout holds the record
+// (errRecordBusy: whenRecordFree waits for its change).
+func (f *Function) beginRequest(ctx context.Context, ref events.ObjectRef, what, id string,
+	begin func(prev *rollout.Rollout) (*rollout.Rollout, []*rollout.Pod, error)) (*rollout.Rollout, []*rollout.Pod, error) {
+	var r *rollout.Rollout
+	var planned []*rollout.Pod
+	_, err := f.d.Store.Update(ctx, rollout.Key(ref), func(old []byte) ([]byte, error) {
+		prev, err := decode(old)
+		if err != nil {
+			return nil, err
+		}
+		if r, planned, err = begin(prev); err != nil {
+			return nil, fmt.Errorf("%w: %w", errRecordBusy, settle.NotYet(f.recheck(), "%s: %s %s waits: %v", ref, what, id, err))
+		}
+		return json.Marshal(r)
+	})
+	return r, planned, err
 }

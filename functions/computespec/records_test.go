@@ -26,11 +26,7 @@ import (
 // the push returns its plans. Before, it answered "not yet (2s)" at once.
 func TestPushWaitsForTheTemplateSyncFromTheWatch(t *testing.T) {
 	e := newEnv(t)
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	records := &computespec.RecordChanges{}
-	e.fn = computespec.New(computespec.Deps{Cache: e.cache, Store: e.kv, Log: log, Records: records,
-		Defaults: config.NewStore(config.StandardDefaults(), log)})
-	go func() { _ = e.kv.Watch(t.Context(), records.Notify) }()
+	e.watchRecords()
 
 	v1, _ := e.image("web", "1.0.0")
 	_, d11 := e.image("web", "1.1.0")
@@ -72,6 +68,16 @@ func TestPushWaitsForTheTemplateSyncFromTheWatch(t *testing.T) {
 	}
 }
 
+// watchRecords gives compute-spec the watch of the records, as `inplace
+// run` does.
+func (e *env) watchRecords() {
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	records := &computespec.RecordChanges{}
+	e.fn = computespec.New(computespec.Deps{Cache: e.cache, Store: e.kv, Log: log, Records: records,
+		Defaults: config.NewStore(config.StandardDefaults(), log)})
+	go func() { _ = e.kv.Watch(e.t.Context(), records.Notify) }()
+}
+
 // setPhase writes a rollout record's phase (and sync step), as the worker
 // syncing the template would.
 func (e *env) setPhase(ref events.ObjectRef, phase rollout.Phase, syncStep string) {
@@ -98,11 +104,7 @@ func (e *env) setPhase(ref events.ObjectRef, phase rollout.Phase, syncStep strin
 // fixed 2 s recheck (what it answered before).
 func TestResizeWaitsForTheRunningRolloutFromTheWatch(t *testing.T) {
 	e := newEnv(t)
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	records := &computespec.RecordChanges{}
-	e.fn = computespec.New(computespec.Deps{Cache: e.cache, Store: e.kv, Log: log, Records: records,
-		Defaults: config.NewStore(config.StandardDefaults(), log)})
-	go func() { _ = e.kv.Watch(t.Context(), records.Notify) }()
+	e.watchRecords()
 
 	v1, _ := e.image("web", "1.0.0")
 	_, d11 := e.image("web", "1.1.0")

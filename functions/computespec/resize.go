@@ -2,7 +2,6 @@ package computespec
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -66,19 +65,14 @@ func (f *Function) onResize(ctx context.Context, in cloudevents.Event) ([]cloude
 			return nil, err
 		}
 		id, now := ResizeID(in.ID(), ref), f.d.Now()
-		var r *rollout.Rollout
-		var planned []*rollout.Pod
-		_, err = f.d.Store.Update(ctx, rollout.Key(ref), func(old []byte) ([]byte, error) {
-			prev, err := decode(old)
+		r, planned, err := f.beginRequest(ctx, ref, "resize", id, func(prev *rollout.Rollout) (*rollout.Rollout, []*rollout.Pod, error) {
+			r, err := rollout.BeginResize(prev, id, ref, req, resizeOptions(t, req), now)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			if r, err = rollout.BeginResize(prev, id, ref, req, resizeOptions(t, req), now); err != nil {
-				return nil, fmt.Errorf("%w: %w", errRecordBusy, settle.NotYet(f.recheck(), "%s: resize %s waits: %v", ref, id, err))
-			}
-			planned = rollout.Plan(r, cands, in.ID(), false, now)
+			planned := rollout.Plan(r, cands, in.ID(), false, now)
 			rollout.SettleResize(r, in.ID(), now)
-			return json.Marshal(r)
+			return r, planned, nil
 		})
 		if err != nil {
 			return nil, err

@@ -2,7 +2,6 @@ package computespec
 
 import (
 	"context"
-	"encoding/json"
 
 	"fmt"
 	"strings"
@@ -64,19 +63,13 @@ func (f *Function) onRestart(ctx context.Context, in cloudevents.Event) ([]cloud
 			return nil, err
 		}
 		id, now := RestartID(in.ID(), ref), f.d.Now()
-		var r *rollout.Rollout
-		var planned []*rollout.Pod
-		_, err = f.d.Store.Update(ctx, rollout.Key(ref), func(old []byte) ([]byte, error) {
-			prev, err := decode(old)
+		r, planned, err := f.beginRequest(ctx, ref, "restart", id, func(prev *rollout.Rollout) (*rollout.Rollout, []*rollout.Pod, error) {
+			r, err := rollout.BeginRestart(prev, id, ref, req, restartOptions(t, req.Strategy), now)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			if r, err = rollout.BeginRestart(prev, id, ref, req, restartOptions(t, req.Strategy), now); err != nil {
-				return nil, fmt.Errorf("%w: %w", errRecordBusy, settle.NotYet(f.recheck(), "%s: restart %s waits: %v", ref, id, err))
-			}
-			planned = rollout.Plan(r, rollout.StepCandidates(r, cands), in.ID(), false, now)
-			planned = append(planned, rollout.SettleRestart(r, cands, in.ID(), now)...)
-			return json.Marshal(r)
+			planned := rollout.Plan(r, rollout.StepCandidates(r, cands), in.ID(), false, now)
+			return r, append(planned, rollout.SettleRestart(r, cands, in.ID(), now)...), nil
 		})
 		if err != nil {
 			return nil, err
