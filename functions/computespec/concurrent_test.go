@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -21,20 +22,33 @@ import (
 // (the whole record decoded, planned and encoded again).
 type counting struct {
 	computespec.Store
-	calls, runs atomic.Int64
+	calls, runs, gets atomic.Int64
+	// hold, when set, keeps the first update from starting until it is
+	// closed.
+	hold  chan struct{}
+	first sync.Once
+}
+
+func (c *counting) Get(ctx context.Context, key string) ([]byte, uint64, error) {
+	c.gets.Add(1)
+	return c.Store.Get(ctx, key)
 }
 
 func (c *counting) Update(ctx context.Context, key string, fn func([]byte) ([]byte, error)) ([]byte, error) {
 	c.calls.Add(1)
+	if c.hold != nil {
+		c.first.Do(func() { <-c.hold })
+	}
 	return c.Store.Update(ctx, key, func(old []byte) ([]byte, error) {
 		c.runs.Add(1)
 		return fn(old)
 	})
 }
 
-// Outcomes of one rollout handled at once by one process's workers each
-// write the record once: they take turns instead of failing their
-// compare-and-swap on each other, and the rollout still counts every pod.
+// Outcomes of one rollout handled at once by one process's workers write
+// the record without redoing one another's work: they take turns instead
+// of failing their compare-and-swap on each other (and share a write when
+// they queue), and the rollout still counts every pod.
 func TestConcurrentOutcomesWriteTheRecordOnceEach(t *testing.T) {
 	e := newEnv(t)
 	store := &counting{Store: e.kv}
@@ -72,6 +86,76 @@ func TestConcurrentOutcomesWriteTheRecordOnceEach(t *testing.T) {
 	for _, p := range r.Pods {
 		if p.State != rollout.Succeeded {
 			t.Errorf("pod %s is %s; want Succeeded", p.Name, p.State)
+		}
+	}
+}
+
+// Outcomes that queue behind a record's write share the next one: one
+// decode, plan and encode of the whole record for all of them, not one
+// each (a record holds every pod, so a write per outcome makes a rollout
+// of n pods O(n²)). Each still plans under its own input, so the pods
+// that the freed budget allows are planned once, by one of them, and a
+// redelivered input finds its own plans again.
+func TestQueuedOutcomesShareOneWrite(t *testing.T) {
+	e := newEnv(t)
+	store := &counting{Store: e.kv}
+	log := slog.New(slog.DiscardHandler)
+	e.fn = computespec.New(computespec.Deps{Cache: e.cache, Store: store, Log: log,
+		Defaults: config.NewStore(config.StandardDefaults(), log), Decoded: &rollout.Decoded{}})
+	web12, _ := e.image("web", "1.2.0")
+	_, d13 := e.image("web", "1.3.0")
+	const n, budget = 10, 5
+	e.create(spec{name: "web", replicas: n, containers: []corev1.Container{container("app", web12)},
+		annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "5"}})
+	first := plans(t, e.handle(e.pushed("push-1", "web", "1.3.0", d13)))
+	if len(first) != budget {
+		t.Fatalf("planned %d pods; want %d (max-unavailable %d)", len(first), budget, budget)
+	}
+	store.calls.Store(0)
+	store.gets.Store(0)
+	store.hold = make(chan struct{})
+	var wg sync.WaitGroup
+	outs := make(chan []cloudevents.Event, budget)
+	for _, p := range first {
+		in := e.outcome(events.UpgradeSucceeded, p, "")
+		wg.Go(func() {
+			got, err := e.fn.Handle(t.Context(), in)
+			if err != nil {
+				t.Error(err)
+			}
+			outs <- got
+		})
+	}
+	// Every outcome has read the record before the first write may start:
+	// the others queue behind it.
+	deadline := time.Now().Add(30 * time.Second)
+	for store.gets.Load() < budget && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // from their read to the queue: no I/O
+	close(store.hold)
+	wg.Wait()
+	close(outs)
+	if calls := store.calls.Load(); calls >= budget {
+		t.Errorf("%d queued outcomes made %d record writes; want them to share writes (fewer than %d)", budget, calls, budget)
+	}
+	second := map[string]int{}
+	for got := range outs {
+		for name := range plans(t, got) {
+			second[name]++
+		}
+	}
+	if len(second) != n-budget {
+		t.Errorf("the outcomes planned %d pods (%v); want the other %d", len(second), second, n-budget)
+	}
+	r := e.state("Deployment", "web")
+	for name, p := range r.Pods {
+		_, wasFirst := first[name]
+		switch {
+		case wasFirst && p.State != rollout.Succeeded:
+			t.Errorf("pod %s is %s; want Succeeded", name, p.State)
+		case !wasFirst && (p.State != rollout.InFlight || second[name] != 1):
+			t.Errorf("pod %s is %s, emitted %d times; want InFlight, planned once", name, p.State, second[name])
 		}
 	}
 }

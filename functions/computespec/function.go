@@ -78,7 +78,7 @@ type Deps struct {
 // Function is compute-spec.
 type Function struct {
 	d       Deps
-	replans keyLocks
+	commits commits
 }
 
 // New returns compute-spec.

@@ -75,35 +75,48 @@ func (f *Function) replanRecord(ctx context.Context, in cloudevents.Event, ref e
 		return nil, nil, err
 	}
 	timeout := f.d.Defaults.Load().PrepullTimeout
-	var r *rollout.Rollout
-	var planned []*rollout.Pod
-	// One write of a record at a time in this process: concurrent ones
-	// would only fail their compare-and-swap on each other and decode,
-	// plan and encode the whole record again. Other replicas still race
-	// through the compare-and-swap.
-	unlock := f.replans.lock(key)
-	defer unlock()
-	_, err = f.d.Store.Update(ctx, key, func(old []byte) ([]byte, error) {
-		prev, err := decode(old)
-		if err != nil || prev == nil {
-			return nil, err
-		}
-		if prev.UpgradeID != observed {
+	step := func(r *rollout.Rollout) ([]*rollout.Pod, error) {
+		if r.UpgradeID != observed {
 			return nil, errChanged
 		}
-		r = prev
 		phase, wave := r.Phase, r.Wave
 		change(r)
 		paused := t.Skip != ""
 		hold(view, r, cands, timeout, f.d.Now())
-		planned = rollout.Plan(r, rollout.StepCandidates(r, cands), in.ID(), paused, f.d.Now())
+		planned := rollout.Plan(r, rollout.StepCandidates(r, cands), in.ID(), paused, f.d.Now())
 		rollout.Settle(r, in.ID(), f.d.Now())
 		planned = append(planned, rollout.SettleRestart(r, cands, in.ID(), f.d.Now())...)
 		rollout.SettleResize(r, in.ID(), f.d.Now())
 		if ifPlans && r.Phase == phase && r.Wave == wave {
-			r = nil
 			return nil, errNoChange
 		}
+		return planned, nil
+	}
+	if !ifPlans {
+		// An input's change: written with the others queued for this
+		// record in one compare-and-swap (commits). Other replicas still
+		// race through the compare-and-swap.
+		return f.commits.do(ctx, key, f.d.Store, step)
+	}
+	// A wake-up may find nothing to plan and then writes nothing: alone,
+	// so that what its step touched is thrown away with it. Still one
+	// write of a record at a time in this process.
+	unlock := f.commits.locks.lock(key)
+	defer unlock()
+	var r *rollout.Rollout
+	var planned []*rollout.Pod
+	_, err = f.d.Store.Update(ctx, key, func(old []byte) ([]byte, error) {
+		prev, err := decode(old)
+		if err != nil {
+			return nil, err
+		}
+		if prev == nil {
+			return nil, errNoChange // the record went away
+		}
+		if planned, err = step(prev); err != nil {
+			return nil, err
+		}
+		r = prev
 		return json.Marshal(r)
 	})
 	if errors.Is(err, errNoChange) {

@@ -1,0 +1,105 @@
+package computespec
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+
+	"github.com/inplace-dev/inplace/pkg/rollout"
+)
+
+// A recordStep is one delivery's step on a workload's record: it checks the
+// record is the rollout it observed, applies its input and replans,
+// returning the pods it planned. It runs on the decoded record in place,
+// and must leave it untouched when it returns an error.
+type recordStep func(r *rollout.Rollout) ([]*rollout.Pod, error)
+
+// commit is one queued change and, once its group is written, what became
+// of it.
+type commit struct {
+	step    recordStep
+	done    bool
+	r       *rollout.Rollout
+	planned []*rollout.Pod
+	err     error
+}
+
+// commits group the changes of one record that queue while another is
+// being written, so that a rollout of n pods is not n decodes, plans and
+// encodes of the whole record one after the other (a record holds every
+// pod: each write is O(n)). Whoever takes the key's lock writes every
+// change queued by then in one compare-and-swap, each step in the order
+// queued, each planning under its own input's id (so a redelivered input
+// re-emits its own plans, as when written alone). The result is the
+// record the steps would have written one by one, in one revision.
+type commits struct {
+	locks keyLocks
+	mu    sync.Mutex
+	queue map[string][]*commit
+}
+
+// do queues step for key and returns once a write that held it ended:
+// the record as written (nil with no error: there is no record) and the
+// pods step planned, or the step's or the write's error.
+func (c *commits) do(ctx context.Context, key string, st Store, step recordStep) (*rollout.Rollout, []*rollout.Pod, error) {
+	me := &commit{step: step}
+	c.mu.Lock()
+	if c.queue == nil {
+		c.queue = map[string][]*commit{}
+	}
+	c.queue[key] = append(c.queue[key], me)
+	c.mu.Unlock()
+
+	unlock := c.locks.lock(key)
+	defer unlock()
+	if me.done { // written by the holder before us
+		return me.r, me.planned, me.err
+	}
+	c.mu.Lock()
+	group := c.queue[key]
+	delete(c.queue, key)
+	c.mu.Unlock()
+	writeGroup(ctx, key, st, group)
+	return me.r, me.planned, me.err
+}
+
+// writeGroup writes group's steps in one update of key and settles each.
+func writeGroup(ctx context.Context, key string, st Store, group []*commit) {
+	var r *rollout.Rollout
+	_, err := st.Update(ctx, key, func(old []byte) ([]byte, error) {
+		prev, err := decode(old)
+		if err != nil {
+			return nil, err
+		}
+		if prev == nil {
+			return nil, errNoRecord
+		}
+		r = prev
+		wrote := false
+		for _, c := range group {
+			c.planned, c.err = c.step(prev)
+			wrote = wrote || c.err == nil
+		}
+		if !wrote {
+			return nil, errNoChange
+		}
+		return json.Marshal(prev)
+	})
+	for _, c := range group {
+		c.done = true
+		switch {
+		case errors.Is(err, errNoRecord):
+			c.r, c.planned, c.err = nil, nil, nil
+		case err != nil && !errors.Is(err, errNoChange):
+			c.r, c.planned, c.err = nil, nil, err
+		case c.err != nil:
+			c.r, c.planned = nil, nil
+		default:
+			c.r = r
+		}
+	}
+}
+
+// errNoRecord: the record went away while the group waited.
+var errNoRecord = errors.New("compute-spec: no rollout record")

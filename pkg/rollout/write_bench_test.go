@@ -1,0 +1,57 @@
+package rollout
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// BenchmarkRecordWrite is one outcome's write of a 1,000-pod record as
+// compute-spec makes it, step by step: decode, record, plan, settle,
+// encode. The decode and encode are O(pods) and dominate; that is why
+// outcomes queued for one record share a write (computespec commits).
+func BenchmarkRecordWrite(b *testing.B) {
+	const n = 1000
+	w := newWorld(n, 3)
+	cands := w.cands()
+	r := Begin(nil, "u-1", wl, push, Options{Budget: n}, t0)
+	Plan(r, cands, "push", false, t0)
+	raw, err := json.Marshal(r)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("record of %d pods: %d bytes", n, len(raw))
+	decode := func(b *testing.B) *Rollout {
+		var got Rollout
+		if err := json.Unmarshal(raw, &got); err != nil {
+			b.Fatal(err)
+		}
+		return &got
+	}
+	b.Run("decode", func(b *testing.B) {
+		for b.Loop() {
+			decode(b)
+		}
+	})
+	b.Run("record+plan+settle", func(b *testing.B) {
+		got := decode(b)
+		i := 0
+		for b.Loop() {
+			name := cands[i%n].Pod.Name
+			i++
+			if got.Pods[name].State != InFlight {
+				got = decode(b)
+			}
+			Record(got, "dev.inplace.upgrade.succeeded", outcome(got, name), "in", t0)
+			Plan(got, cands, "in", false, t0)
+			Settle(got, "in", t0)
+		}
+	})
+	b.Run("encode", func(b *testing.B) {
+		got := decode(b)
+		for b.Loop() {
+			if _, err := json.Marshal(got); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
