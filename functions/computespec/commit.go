@@ -42,7 +42,7 @@ type commits struct {
 // do queues step for key and returns once a write that held it ended:
 // the record as written (nil with no error: there is no record) and the
 // pods step planned, or the step's or the write's error.
-func (c *commits) do(ctx context.Context, key string, st Store, step recordStep) (*rollout.Rollout, []*rollout.Pod, error) {
+func (c *commits) do(ctx context.Context, key string, f *Function, step recordStep) (*rollout.Rollout, []*rollout.Pod, error) {
 	me := &commit{step: step}
 	c.mu.Lock()
 	if c.queue == nil {
@@ -60,14 +60,14 @@ func (c *commits) do(ctx context.Context, key string, st Store, step recordStep)
 	group := c.queue[key]
 	delete(c.queue, key)
 	c.mu.Unlock()
-	writeGroup(ctx, key, st, group)
+	f.writeGroup(ctx, key, group)
 	return me.r, me.planned, me.err
 }
 
 // writeGroup writes group's steps in one update of key and settles each.
-func writeGroup(ctx context.Context, key string, st Store, group []*commit) {
+func (f *Function) writeGroup(ctx context.Context, key string, group []*commit) {
 	var r *rollout.Rollout
-	_, err := st.Update(ctx, key, func(old []byte) ([]byte, error) {
+	err := f.write(ctx, key, &r, func(old []byte) ([]byte, error) {
 		prev, err := decode(old)
 		if err != nil {
 			return nil, err
@@ -103,3 +103,26 @@ func writeGroup(ctx context.Context, key string, st Store, group []*commit) {
 
 // errNoRecord: the record went away while the group waited.
 var errNoRecord = errors.New("compute-spec: no rollout record")
+
+// revisionStore is a Store that tells the revision it wrote (bus.KV).
+type revisionStore interface {
+	UpdateRevision(ctx context.Context, key string, fn func(old []byte) ([]byte, error)) ([]byte, uint64, error)
+}
+
+// write updates key with fn, which leaves in *r the record it encodes.
+// Written, *r is shared with the process's readers of the revision
+// written (Decoded: the guards, pre-pull, compute-spec's next
+// observation), so none of them decodes what was just encoded; from then
+// on nobody modifies it.
+func (f *Function) write(ctx context.Context, key string, r **rollout.Rollout, fn func(old []byte) ([]byte, error)) error {
+	st, ok := f.d.Store.(revisionStore)
+	if !ok {
+		_, err := f.d.Store.Update(ctx, key, fn)
+		return err
+	}
+	_, rev, err := st.UpdateRevision(ctx, key, fn)
+	if err == nil {
+		f.d.Decoded.Put(key, rev, *r)
+	}
+	return err
+}

@@ -159,3 +159,39 @@ func TestQueuedOutcomesShareOneWrite(t *testing.T) {
 		}
 	}
 }
+
+// The record compute-spec writes is shared, as written, with the
+// process's readers of that revision (the guards of patch-pod and verify,
+// pre-pull, its own next observation): none of them decodes the whole
+// record again (here the bytes handed to Decoded are not even JSON).
+func TestTheWrittenRecordIsReadWithoutADecode(t *testing.T) {
+	e := newEnv(t)
+	dec := &rollout.Decoded{}
+	log := slog.New(slog.DiscardHandler)
+	e.fn = computespec.New(computespec.Deps{Cache: e.cache, Store: e.kv, Log: log,
+		Defaults: config.NewStore(config.StandardDefaults(), log), Decoded: dec})
+	web12, _ := e.image("web", "1.2.0")
+	_, d13 := e.image("web", "1.3.0")
+	e.create(spec{name: "web", replicas: 2, containers: []corev1.Container{container("app", web12)},
+		annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "1"}})
+	first := plans(t, e.handle(e.pushed("push-1", "web", "1.3.0", d13)))
+	if len(first) != 1 {
+		t.Fatalf("planned %d pods; want 1", len(first))
+	}
+	var p events.Plan
+	for _, p = range first {
+	}
+	e.handle(e.outcome(events.UpgradeSucceeded, p, ""))
+	key := "Deployment/" + e.ns + "/web"
+	_, rev, err := e.kv.Get(t.Context(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := dec.Get(key, rev, []byte("{not the record"))
+	if err != nil {
+		t.Fatalf("revision %d of %s was decoded again: %v; want compute-spec's own record shared", rev, key, err)
+	}
+	if got := r.Pods[p.Pod.Name]; got == nil || got.State != rollout.Succeeded {
+		t.Errorf("the shared record has %s as %+v; want Succeeded", p.Pod.Name, got)
+	}
+}

@@ -79,6 +79,7 @@ type Deps struct {
 type Function struct {
 	d       Deps
 	commits commits
+	plans   planMemo
 }
 
 // New returns compute-spec.

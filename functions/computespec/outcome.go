@@ -96,7 +96,7 @@ func (f *Function) replanRecord(ctx context.Context, in cloudevents.Event, ref e
 		// An input's change: written with the others queued for this
 		// record in one compare-and-swap (commits). Other replicas still
 		// race through the compare-and-swap.
-		return f.commits.do(ctx, key, f.d.Store, step)
+		return f.commits.do(ctx, key, f, step)
 	}
 	// A wake-up may find nothing to plan and then writes nothing: alone,
 	// so that what its step touched is thrown away with it. Still one
@@ -105,7 +105,8 @@ func (f *Function) replanRecord(ctx context.Context, in cloudevents.Event, ref e
 	defer unlock()
 	var r *rollout.Rollout
 	var planned []*rollout.Pod
-	_, err = f.d.Store.Update(ctx, key, func(old []byte) ([]byte, error) {
+	err = f.write(ctx, key, &r, func(old []byte) ([]byte, error) {
+		r = nil
 		prev, err := decode(old)
 		if err != nil {
 			return nil, err
@@ -165,7 +166,7 @@ func (f *Function) observe(ctx context.Context, ref events.ObjectRef, raw []byte
 		}
 		return t, resizeCandidates(ref.Kind, pods, x.Containers, ch), cur.UpgradeID, nil
 	}
-	return t, candidates(ref.Kind, pods, cur.Push, t.Options.Policy), cur.UpgradeID, nil
+	return t, f.plans.candidates(rollout.Key(ref), cur.UpgradeID, ref.Kind, pods, cur.Push, t.Options.Policy), cur.UpgradeID, nil
 }
 
 // errChanged: the rollout was superseded between reading the cluster and

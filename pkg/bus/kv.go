@@ -79,35 +79,43 @@ var ErrNoChange = errors.New("kv: no change")
 // reads again and retries. fn must be pure: it may run several times.
 // It returns the value stored (or the unchanged one when fn returns ErrNoChange).
 func (k *KV) Update(ctx context.Context, key string, fn func(old []byte) ([]byte, error)) ([]byte, error) {
+	v, _, err := k.UpdateRevision(ctx, key, fn)
+	return v, err
+}
+
+// UpdateRevision is Update, also returning the revision of the value it
+// returns (the one written, or the unchanged one's).
+func (k *KV) UpdateRevision(ctx context.Context, key string, fn func(old []byte) ([]byte, error)) ([]byte, uint64, error) {
 	kv, err := k.bucket(ctx)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	for attempt := 0; ; attempt++ {
 		old, rev, err := k.Get(ctx, key)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		next, err := fn(old)
 		if errors.Is(err, ErrNoChange) {
-			return old, nil
+			return old, rev, nil
 		}
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
+		var wrote uint64
 		if rev == 0 {
-			_, err = kv.Create(ctx, key, next)
+			wrote, err = kv.Create(ctx, key, next)
 		} else {
-			_, err = kv.Update(ctx, key, next, rev)
+			wrote, err = kv.Update(ctx, key, next, rev)
 		}
 		if err == nil {
-			return next, nil
+			return next, wrote, nil
 		}
 		if !isConflict(err) || attempt >= 50 {
-			return nil, fmt.Errorf("kv update %s: %w", key, err)
+			return nil, 0, fmt.Errorf("kv update %s: %w", key, err)
 		}
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, 0, ctx.Err()
 		}
 	}
 }

@@ -42,15 +42,23 @@ func (d *Decoded) Get(key string, rev uint64, raw []byte) (*Rollout, error) {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return nil, err
 	}
-	if d != nil && rev != 0 {
-		d.mu.Lock()
-		if d.last == nil {
-			d.last = map[string]decodedRecord{}
-		}
-		if c, ok := d.last[key]; !ok || c.rev < rev {
-			d.last[key] = decodedRecord{rev: rev, r: &r}
-		}
-		d.mu.Unlock()
-	}
+	d.Put(key, rev, &r)
 	return &r, nil
+}
+
+// Put keeps r as key's value at revision rev, for a writer that encoded
+// r itself and wrote it at rev: the readers of that revision then decode
+// nothing. r must not be modified afterwards (it is shared from now on).
+func (d *Decoded) Put(key string, rev uint64, r *Rollout) {
+	if d == nil || rev == 0 || r == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.last == nil {
+		d.last = map[string]decodedRecord{}
+	}
+	if c, ok := d.last[key]; !ok || c.rev < rev {
+		d.last[key] = decodedRecord{rev: rev, r: r}
+	}
 }

@@ -1,0 +1,76 @@
+package computespec
+
+import (
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/policy"
+	"github.com/inplace-dev/inplace/pkg/rollout"
+)
+
+// planMemo keeps, by workload, each live pod's candidate for the rollout
+// being observed, by the pod's resourceVersion: every outcome of a
+// rollout observes all of its pods again, and planning each one (parse
+// its images, decide the policy) made a rollout of n pods O(n²) plans. A
+// pod whose object changed (a new resourceVersion), a new rollout or a
+// changed policy is planned again; pods gone from the workload are
+// forgotten at the next observation.
+type planMemo struct {
+	mu sync.Mutex
+	by map[string]memoOf
+}
+
+// memoOf is one workload's memo: for which rollout and policy, and the
+// candidates by pod UID.
+type memoOf struct {
+	upgradeID, policy string
+	pods              map[types.UID]memoPod
+}
+
+type memoPod struct {
+	rv string
+	c  rollout.Candidate
+}
+
+// candidates is candidates() for the pods of workload key in the rollout
+// upgradeID, reusing what the last observation of the same pods planned.
+// The candidates returned are shared: read only.
+func (m *planMemo) candidates(key, upgradeID, kind string, pods []*corev1.Pod, push events.ImagePushedData, pol policy.Policy) []rollout.Candidate {
+	m.mu.Lock()
+	old, ok := m.by[key]
+	m.mu.Unlock()
+	if !ok || old.upgradeID != upgradeID || old.policy != pol.Raw {
+		old = memoOf{}
+	}
+	next := memoOf{upgradeID: upgradeID, policy: pol.Raw, pods: make(map[types.UID]memoPod, len(pods))}
+	out := make([]rollout.Candidate, 0, len(pods))
+	var fresh []*corev1.Pod
+	for _, pod := range pods {
+		if p, ok := old.pods[pod.UID]; ok && p.rv == pod.ResourceVersion && pod.ResourceVersion != "" {
+			next.pods[pod.UID] = p
+			out = append(out, p.c)
+			continue
+		}
+		fresh = append(fresh, pod)
+	}
+	for i, c := range candidates(kind, fresh, push, pol) {
+		next.pods[fresh[i].UID] = memoPod{rv: fresh[i].ResourceVersion, c: c}
+	}
+	if len(fresh) > 0 {
+		// in the pods' order, as candidates() gives them
+		out = out[:0]
+		for _, pod := range pods {
+			out = append(out, next.pods[pod.UID].c)
+		}
+	}
+	m.mu.Lock()
+	if m.by == nil {
+		m.by = map[string]memoOf{}
+	}
+	m.by[key] = next
+	m.mu.Unlock()
+	return out
+}
