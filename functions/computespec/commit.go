@@ -110,17 +110,24 @@ type revisionStore interface {
 }
 
 // write updates key with fn, which leaves in *r the record it encodes.
-// Written, *r is shared with the process's readers of the revision
-// written (Decoded: the guards, pre-pull, compute-spec's next
-// observation), so none of them decodes what was just encoded; from then
-// on nobody modifies it.
+// *r is shared with the process's readers of the revision written
+// (Decoded: the guards, pre-pull, compute-spec's next observation), by its
+// bytes until the write returns and by its revision then, so none of them
+// decodes what was just encoded; from then on nobody modifies it.
 func (f *Function) write(ctx context.Context, key string, r **rollout.Rollout, fn func(old []byte) ([]byte, error)) error {
+	encode := func(old []byte) ([]byte, error) {
+		raw, err := fn(old)
+		if err == nil {
+			f.d.Decoded.Expect(key, raw, *r)
+		}
+		return raw, err
+	}
 	st, ok := f.d.Store.(revisionStore)
 	if !ok {
-		_, err := f.d.Store.Update(ctx, key, fn)
+		_, err := f.d.Store.Update(ctx, key, encode)
 		return err
 	}
-	_, rev, err := st.UpdateRevision(ctx, key, fn)
+	_, rev, err := st.UpdateRevision(ctx, key, encode)
 	if err == nil {
 		f.d.Decoded.Put(key, rev, *r)
 	}

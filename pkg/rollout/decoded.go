@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"bytes"
 	"encoding/json"
 	"sync"
 )
@@ -17,8 +18,15 @@ import (
 // still reads the key (and its revision) from the KV on every delivery.
 // The zero value is ready; a nil *Decoded decodes every time.
 type Decoded struct {
-	mu   sync.Mutex
-	last map[string]decodedRecord
+	mu     sync.Mutex
+	last   map[string]decodedRecord
+	expect map[string]expected
+}
+
+// expected is a record a writer encoded and is about to write.
+type expected struct {
+	raw []byte
+	r   *Rollout
 }
 
 type decodedRecord struct {
@@ -33,9 +41,14 @@ func (d *Decoded) Get(key string, rev uint64, raw []byte) (*Rollout, error) {
 	if d != nil && rev != 0 {
 		d.mu.Lock()
 		c, ok := d.last[key]
+		e, expecting := d.expect[key]
 		d.mu.Unlock()
 		if ok && c.rev == rev {
 			return c.r, nil
+		}
+		if expecting && bytes.Equal(e.raw, raw) {
+			d.Put(key, rev, e.r)
+			return e.r, nil
 		}
 	}
 	var r Rollout
@@ -61,4 +74,21 @@ func (d *Decoded) Put(key string, rev uint64, r *Rollout) {
 	if c, ok := d.last[key]; !ok || c.rev < rev {
 		d.last[key] = decodedRecord{rev: rev, r: r}
 	}
+}
+
+// Expect tells d that r encodes to raw, which its writer is about to
+// write at key: a reader that gets to the new revision before the writer
+// knows its number (a watch of the bucket, a guard reading right after the
+// write) finds r by the bytes instead of decoding them. One expectation
+// per key, the last; r must not be modified afterwards.
+func (d *Decoded) Expect(key string, raw []byte, r *Rollout) {
+	if d == nil || r == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.expect == nil {
+		d.expect = map[string]expected{}
+	}
+	d.expect[key] = expected{raw: raw, r: r}
 }

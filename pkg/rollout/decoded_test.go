@@ -51,3 +51,32 @@ func TestDecodedSharesOneRevision(t *testing.T) {
 		t.Fatalf("nil Decoded: %v, %v", r, err)
 	}
 }
+
+// A writer's record is found by its bytes before the writer knows the
+// revision it was written at (a watch of the bucket can be first), and
+// by the revision afterwards; other bytes are decoded as they are.
+func TestExpectedRecordIsFoundByItsBytes(t *testing.T) {
+	var d Decoded
+	mine := &Rollout{UpgradeID: "u-9", Phase: Running}
+	raw, err := json.Marshal(mine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Expect("Deployment/ns/web", raw, mine)
+	if got, err := d.Get("Deployment/ns/web", 9, raw); err != nil || got != mine {
+		t.Fatalf("revision 9, the expected bytes: %p, %v; want the writer's record %p", got, err, mine)
+	}
+	if got, _ := d.Get("Deployment/ns/web", 9, []byte("{not json")); got != mine {
+		t.Fatal("revision 9 once known is not the writer's record")
+	}
+	other, err := json.Marshal(&Rollout{UpgradeID: "u-10", Phase: Halted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := d.Get("Deployment/ns/web", 10, other)
+	if err != nil || got == mine || got.UpgradeID != "u-10" {
+		t.Fatalf("revision 10, other bytes: %+v, %v; want them decoded", got, err)
+	}
+	var none *Decoded
+	none.Expect("Deployment/ns/web", raw, mine) // a nil Decoded keeps nothing
+}
