@@ -3,6 +3,7 @@ package rollout
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"sync"
 )
 
@@ -19,9 +20,15 @@ import (
 // The zero value is ready; a nil *Decoded decodes every time.
 type Decoded struct {
 	mu     sync.Mutex
-	last   map[string]decodedRecord
+	last   map[string][]decodedRecord // newest last, at most keepRevisions
 	expect map[string]expected
 }
+
+// keepRevisions is how many revisions of a key stay decoded: a reader that
+// read the key just before a write still finds its revision (with several
+// writes a second, a cache of one missed about a fifth of the guards'
+// reads).
+const keepRevisions = 4
 
 // expected is a record a writer encoded and is about to write.
 type expected struct {
@@ -40,11 +47,11 @@ type decodedRecord struct {
 func (d *Decoded) Get(key string, rev uint64, raw []byte) (*Rollout, error) {
 	if d != nil && rev != 0 {
 		d.mu.Lock()
-		c, ok := d.last[key]
+		r := find(d.last[key], rev)
 		e, expecting := d.expect[key]
 		d.mu.Unlock()
-		if ok && c.rev == rev {
-			return c.r, nil
+		if r != nil {
+			return r, nil
 		}
 		if expecting && bytes.Equal(e.raw, raw) {
 			d.Put(key, rev, e.r)
@@ -69,11 +76,31 @@ func (d *Decoded) Put(key string, rev uint64, r *Rollout) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.last == nil {
-		d.last = map[string]decodedRecord{}
+		d.last = map[string][]decodedRecord{}
 	}
-	if c, ok := d.last[key]; !ok || c.rev < rev {
-		d.last[key] = decodedRecord{rev: rev, r: r}
+	kept := d.last[key]
+	if find(kept, rev) != nil || (len(kept) == keepRevisions && kept[0].rev > rev) {
+		return // known, or older than every revision kept
 	}
+	i := len(kept)
+	for i > 0 && kept[i-1].rev > rev {
+		i--
+	}
+	kept = slices.Insert(kept, i, decodedRecord{rev: rev, r: r})
+	if len(kept) > keepRevisions {
+		kept = slices.Delete(kept, 0, 1)
+	}
+	d.last[key] = kept
+}
+
+// find is revision rev among kept, or nil.
+func find(kept []decodedRecord, rev uint64) *Rollout {
+	for _, c := range kept {
+		if c.rev == rev {
+			return c.r
+		}
+	}
+	return nil
 }
 
 // Expect tells d that r encodes to raw, which its writer is about to

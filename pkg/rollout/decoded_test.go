@@ -80,3 +80,28 @@ func TestExpectedRecordIsFoundByItsBytes(t *testing.T) {
 	var none *Decoded
 	none.Expect("Deployment/ns/web", raw, mine) // a nil Decoded keeps nothing
 }
+
+// A reader that read a key just before a write still finds its revision
+// decoded: the last few revisions of a key are kept, not only the newest.
+func TestRecentRevisionsStayDecoded(t *testing.T) {
+	var d Decoded
+	raw := func(id string) []byte {
+		b, err := json.Marshal(&Rollout{UpgradeID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	seven, _ := d.Get("Deployment/ns/web", 7, raw("u-7"))
+	d.Get("Deployment/ns/web", 8, raw("u-8"))
+	d.Get("Deployment/ns/web", 9, raw("u-9"))
+	if again, _ := d.Get("Deployment/ns/web", 7, raw("u-7")); again != seven {
+		t.Fatal("revision 7 was decoded again after 8 and 9; want it kept")
+	}
+	for rev := uint64(10); rev < 20; rev++ {
+		d.Get("Deployment/ns/web", rev, raw("u"))
+	}
+	if n := len(d.last["Deployment/ns/web"]); n != keepRevisions {
+		t.Errorf("%d revisions kept; want %d", n, keepRevisions)
+	}
+}
