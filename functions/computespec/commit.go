@@ -68,7 +68,7 @@ func (c *commits) do(ctx context.Context, key string, f *Function, step recordSt
 func (f *Function) writeGroup(ctx context.Context, key string, group []*commit) {
 	var r *rollout.Rollout
 	err := f.write(ctx, key, &r, func(old []byte) ([]byte, error) {
-		prev, err := decode(old)
+		prev, err := f.decodeToWrite(key, old)
 		if err != nil {
 			return nil, err
 		}
@@ -132,4 +132,14 @@ func (f *Function) write(ctx context.Context, key string, r **rollout.Rollout, f
 		f.d.Decoded.Put(key, rev, *r)
 	}
 	return err
+}
+
+// decodeToWrite is old, key's value, decoded for a write: a copy of the
+// process's own last write of key when old is still that (the common case:
+// one writer), without parsing the whole record again.
+func (f *Function) decodeToWrite(key string, old []byte) (*rollout.Rollout, error) {
+	if r := f.d.Decoded.Written(key, old); r != nil {
+		return r.Clone(), nil
+	}
+	return decode(old)
 }

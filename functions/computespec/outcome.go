@@ -107,7 +107,7 @@ func (f *Function) replanRecord(ctx context.Context, in cloudevents.Event, ref e
 	var planned []*rollout.Pod
 	err = f.write(ctx, key, &r, func(old []byte) ([]byte, error) {
 		r = nil
-		prev, err := decode(old)
+		prev, err := f.decodeToWrite(key, old)
 		if err != nil {
 			return nil, err
 		}

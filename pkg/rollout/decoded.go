@@ -119,3 +119,19 @@ func (d *Decoded) Expect(key string, raw []byte, r *Rollout) {
 	}
 	d.expect[key] = expected{raw: raw, r: r}
 }
+
+// Written is the record last expected at key if raw is its bytes (the
+// process's own last write of key, still the newest), or nil. It is
+// shared: a writer modifies a Clone of it.
+func (d *Decoded) Written(key string, raw []byte) *Rollout {
+	if d == nil || raw == nil {
+		return nil
+	}
+	d.mu.Lock()
+	e, ok := d.expect[key]
+	d.mu.Unlock()
+	if ok && bytes.Equal(e.raw, raw) {
+		return e.r
+	}
+	return nil
+}

@@ -55,3 +55,14 @@ func BenchmarkRecordWrite(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkRecordClone is the copy a writer makes of a shared 1,000-pod
+// record instead of decoding it (compare BenchmarkRecordWrite/decode).
+func BenchmarkRecordClone(b *testing.B) {
+	const n = 1000
+	r := Begin(nil, "u-1", wl, push, Options{Budget: n}, t0)
+	Plan(r, newWorld(n, 3).cands(), "push", false, t0)
+	for b.Loop() {
+		r.Clone()
+	}
+}

@@ -1,0 +1,46 @@
+package computespec
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/inplace-dev/inplace/pkg/rollout"
+)
+
+// A write starts from a copy of the process's own last write of the key
+// when the key still holds it (no parse of the whole record), and from
+// the bytes otherwise (another replica wrote); never from the shared
+// record itself.
+func TestAWriteStartsFromItsOwnLastWrite(t *testing.T) {
+	dec := &rollout.Decoded{}
+	f := New(Deps{Decoded: dec})
+	mine := &rollout.Rollout{UpgradeID: "u-1", Phase: rollout.Running, Pods: map[string]*rollout.Pod{"web-1": {Name: "web-1", State: rollout.InFlight}}}
+	raw, err := json.Marshal(mine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec.Expect("Deployment/shop/web", raw, mine)
+	got, err := f.decodeToWrite("Deployment/shop/web", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got == mine || got.Pods["web-1"] == mine.Pods["web-1"] {
+		t.Fatal("the write got the shared record itself; want a copy")
+	}
+	got.Pods["web-1"].State = rollout.Succeeded
+	if mine.Pods["web-1"].State != rollout.InFlight {
+		t.Error("changing the copy changed the shared record")
+	}
+	// Written with other bytes (a replica's write): decoded from them.
+	theirs, err := json.Marshal(&rollout.Rollout{UpgradeID: "u-2", Phase: rollout.Halted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = f.decodeToWrite("Deployment/shop/web", theirs)
+	if err != nil || got.UpgradeID != "u-2" {
+		t.Fatalf("another writer's record read as %+v, %v; want u-2 decoded", got, err)
+	}
+	if _, err := f.decodeToWrite("Deployment/shop/web", []byte("{not json")); err == nil {
+		t.Error("bytes that are not a record were accepted")
+	}
+}
