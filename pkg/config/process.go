@@ -67,6 +67,14 @@ type Process struct {
 	WatchdogPeriod time.Duration
 }
 
+// DefaultWorkers is how many events of one function are handled at once.
+// A delivery mostly waits (the bus's round trips for a lease, the record
+// and the publish; the API server's for the patch), so a few workers left
+// both cores idle: the scale run (1,000 pods) went from 35.6 to 46.3
+// pods/s between 4 and 16 on the same machine. Leases keep one decision
+// at a time per pod whatever the number.
+const DefaultWorkers = 16
+
 // The client-side rate limits by default: above kube-scheduler's and the
 // kubelet's 50/100, since a rollout of 1,000 pods writes each once or three
 // times; the API server's Priority and Fairness still applies.
@@ -161,7 +169,7 @@ func BindFlags(fs *pflag.FlagSet, p *Process) error {
 	str(&p.HooksConfig, "hooks-config", "", "webhook routes file (formats, auth, limits)")
 	str(&p.LogLevel, "log-level", "info", "debug, info, warn or error")
 	boolean(&p.WatchPods, "watch-pods", true, "run the pod watcher that feeds verify")
-	num(&p.Workers, "workers", 4, "events of one function handled at once")
+	num(&p.Workers, "workers", DefaultWorkers, "events of one function handled at once")
 	str(&p.Bus.Stream, "stream", p.Bus.Stream, "JetStream stream name")
 	num(&p.Bus.Replicas, "replicas", p.Bus.Replicas, "stream and KV replicas (3 on a NATS cluster)")
 	dur(&p.Bus.AckWait, "ack-wait", p.Bus.AckWait, "how long an event may stay unsettled")

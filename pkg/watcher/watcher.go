@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
+
+	"github.com/inplace-dev/inplace/events"
 )
 
 // Publisher puts an event on the bus; *bus.Bus is one.
@@ -28,8 +30,8 @@ type Options struct {
 	Clock   clock.PassiveClock
 }
 
-// item is one unit of work: an event to publish (by id) or a pod whose
-// gate to open (by namespace/name).
+// item is one unit of work: an event to publish (by queueKey) or a pod
+// whose gate to open (by namespace/name).
 type item struct {
 	gate bool
 	key  string
@@ -44,7 +46,7 @@ type Watcher struct {
 	queue  workqueue.TypedRateLimitingInterface[item]
 
 	mu      sync.Mutex
-	pending map[string]cloudevents.Event // by id, until published
+	pending map[string]cloudevents.Event // by queueKey, until published
 }
 
 // New registers the watcher on a pod informer, which the caller starts
@@ -100,7 +102,7 @@ func (w *Watcher) observe(oldObj, curObj any) {
 	if err != nil {
 		w.opts.Log.Error("pod watcher: events of a pod", "pod", cur.Namespace+"/"+cur.Name, "err", err)
 	}
-	w.enqueue(outs...)
+	w.enqueue(cur, outs...)
 	if NeedsGate(cur) {
 		w.queue.Add(item{gate: true, key: cur.Namespace + "/" + cur.Name})
 	}
@@ -117,17 +119,33 @@ func (w *Watcher) deleted(obj any) {
 	if e, ok, err := Deleted(pod); err != nil {
 		w.opts.Log.Error("pod watcher: event of a deleted pod", "pod", pod.Namespace+"/"+pod.Name, "err", err)
 	} else if ok {
-		w.enqueue(e)
+		w.enqueue(pod, e)
 	}
 }
 
-func (w *Watcher) enqueue(outs ...cloudevents.Event) {
+// enqueue queues pod's events. A pod.updated not yet published is
+// replaced by a newer one of the same pod: it stands for the pod's state,
+// and verify reads the pod as it is now from its cache (level-triggered),
+// so under load verify hears of a pod once per turn of the queue instead
+// of once per change the kubelet made meanwhile. container.restarted and
+// the others are published each.
+func (w *Watcher) enqueue(pod *corev1.Pod, outs ...cloudevents.Event) {
 	for _, e := range outs {
+		key := queueKey(pod, e)
 		w.mu.Lock()
-		w.pending[e.ID()] = e
+		w.pending[key] = e
 		w.mu.Unlock()
-		w.queue.Add(item{key: e.ID()})
+		w.queue.Add(item{key: key})
 	}
+}
+
+// queueKey is where e waits to be published: pod.updated by pod (UID:
+// a replacement of the same name is another pod), others by id.
+func queueKey(pod *corev1.Pod, e cloudevents.Event) string {
+	if e.Type() == events.PodUpdated {
+		return events.PodUpdated + "/" + string(pod.UID)
+	}
+	return e.ID()
 }
 
 // next works one item; false when the queue is shut down.
@@ -152,19 +170,22 @@ func (w *Watcher) next(ctx context.Context) bool {
 	return true
 }
 
-// publish sends a pending event; it stays pending until the bus took it.
-func (w *Watcher) publish(ctx context.Context, id string) error {
+// publish sends a pending event; it stays pending until the bus took it
+// (or a newer one of the same key took its place: queued again).
+func (w *Watcher) publish(ctx context.Context, key string) error {
 	w.mu.Lock()
-	e, ok := w.pending[id]
+	e, ok := w.pending[key]
 	w.mu.Unlock()
 	if !ok {
 		return nil
 	}
 	if err := w.pub.Publish(ctx, e); err != nil {
-		return fmt.Errorf("publish %s %s: %w", e.Type(), id, err)
+		return fmt.Errorf("publish %s %s: %w", e.Type(), e.ID(), err)
 	}
 	w.mu.Lock()
-	delete(w.pending, id)
+	if cur, ok := w.pending[key]; ok && cur.ID() == e.ID() {
+		delete(w.pending, key)
+	}
 	w.mu.Unlock()
 	return nil
 }

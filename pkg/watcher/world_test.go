@@ -28,7 +28,8 @@ import (
 func TestMain(m *testing.M) { world.Main(m, world.Options{}) }
 
 // recorder publishes to the bus, failing the first fails calls, and
-// records every id it was asked to publish.
+// records every id it was asked to publish (ids) and the events the bus
+// took (byID).
 type recorder struct {
 	bus   *bus.Bus
 	mu    sync.Mutex
@@ -40,14 +41,19 @@ type recorder struct {
 func (r *recorder) Publish(ctx context.Context, e cloudevents.Event) error {
 	r.mu.Lock()
 	r.ids = append(r.ids, e.ID())
-	r.byID[e.ID()] = e
 	fail := r.fails > 0
 	r.fails--
 	r.mu.Unlock()
 	if fail {
 		return errors.New("bus down (test)")
 	}
-	return r.bus.Publish(ctx, e)
+	if err := r.bus.Publish(ctx, e); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.byID[e.ID()] = e
+	r.mu.Unlock()
+	return nil
 }
 
 func (r *recorder) count(id string) int {
@@ -95,7 +101,8 @@ func start(t *testing.T, w *world.World, ns string, pub watcher.Publisher) kuber
 // TestWatcherPublishesOncePerState: an upgrade in flight yields pod.updated
 // per pod state and container.restarted when the container restarts; a
 // resync republishes the same ids and the stream keeps each once; failed
-// publishes are retried. A pod with no gate whose upgrade lands (on the
+// publishes are retried (with the pod's newer state, if it changed
+// meanwhile: a pod.updated waiting to go out stands for its pod's latest). A pod with no gate whose upgrade lands (on the
 // target and ready: verify records that success on the bus, not on the
 // pod) yields one pod.updated for that state, which resyncs do not repeat.
 func TestWatcherPublishesOncePerState(t *testing.T) {

@@ -1,0 +1,76 @@
+package watcher
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/inplace-dev/inplace/events"
+)
+
+// published records what the watcher puts on the bus.
+type published struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func (p *published) Publish(_ context.Context, e cloudevents.Event) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ids = append(p.ids, e.Type()+" "+e.ID())
+	return nil
+}
+
+// Changes of a pod that pile up before the watcher publishes them go out
+// as one pod.updated, the pod's latest state (verify reads the pod from
+// its cache anyway); each container.restarted still goes out, and another
+// pod of the same name (another UID) has its own pod.updated.
+func TestAPodsWaitingUpdatesGoOutAsItsLatest(t *testing.T) {
+	client := fake.NewClientset()
+	inf := informers.NewSharedInformerFactory(client, 0).Core().V1().Pods().Informer()
+	out := &published{}
+	w, err := New(inf, client, out, Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p10, p11, p12 := pod("10", active, 0, "containerd://a"), pod("11", active, 0, "containerd://a"), pod("12", active, 1, "containerd://b")
+	other := pod("13", active, 0, "containerd://c")
+	other.UID = "uid-2"
+	w.observe(nil, p10)
+	w.observe(p10, p11)
+	w.observe(p11, p12)
+	w.observe(nil, other)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { _ = w.Run(ctx); close(done) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		w.mu.Lock()
+		n := len(w.pending)
+		w.mu.Unlock()
+		if n == 0 && w.queue.Len() == 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	want := map[string]bool{
+		events.PodUpdated + " " + events.DeriveID(events.PodStateKey(p12), events.PodUpdated, ""):                    true,
+		events.ContainerRestarted + " " + events.DeriveID(events.PodStateKey(p12), events.ContainerRestarted, "app"): true,
+		events.PodUpdated + " " + events.DeriveID(events.PodStateKey(other), events.PodUpdated, ""):                  true,
+	}
+	if len(out.ids) != len(want) {
+		t.Fatalf("published %d events %v; want %d: the pod's latest pod.updated, its container.restarted, the other pod's pod.updated", len(out.ids), out.ids, len(want))
+	}
+	for _, id := range out.ids {
+		if !want[id] {
+			t.Errorf("published %s; want only %v", id, want)
+		}
+	}
+}
