@@ -1,6 +1,7 @@
 package verify_test
 
 import (
+	"context"
 	"sync"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/inplace-dev/inplace/functions/verify/fntest"
 	"github.com/inplace-dev/inplace/pkg/bus/bustest"
 	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/kube"
 	"github.com/inplace-dev/inplace/test/world"
 )
 
@@ -87,5 +89,44 @@ func TestOneDecisionPerPodAcrossReplicas(t *testing.T) {
 	}
 	if p := fntest.Get(t, w, pod); inplace.InFlight(p, state(t, p)) {
 		t.Errorf("state %+v still in flight on a pod on the target", state(t, p))
+	}
+}
+
+// staleReader is another replica's cache that has not seen patch-pod's
+// write yet: it still holds the pod as it was before.
+type staleReader struct {
+	kube.Reader
+	pod *corev1.Pod
+}
+
+func (r staleReader) Pod(context.Context, string, string) (*corev1.Pod, error) {
+	return r.pod.DeepCopy(), nil
+}
+
+// A replica of verify whose cache is behind the patch (another replica's
+// patch-pod wrote it a moment ago) reads the pod again from the API server
+// instead of judging the pod as it was before: there, the state patch-pod
+// wrote is missing, which reads as "changed by others" (and with an
+// earlier upgrade's state, as "superseded"). The scale run with 3 replicas
+// halted on that.
+func TestAReplicaBehindThePatchReadsThePodAgain(t *testing.T) {
+	w := world.Shared(t)
+	ns := w.NewNamespace(t)
+	pc := fntest.Identity(t, w, patchpod.RBAC, ns)
+	vc := fntest.Identity(t, w, verify.RBAC, ns)
+	v1, v2 := fntest.Push(t, w, "verify/stale", "v1"), fntest.Push(t, w, "verify/stale", "v2")
+	pod := fntest.RunPod(t, w, fntest.Pod(ns, "web", v1.Ref, false))
+	before := fntest.Get(t, w, pod)
+	fx := fixture{w: w, ns: ns, patch: patchpod.New(patchpod.Deps{Client: pc, Guard: fntest.Guard(pc)})}
+	patched := fx.patched(t, fntest.Plan(t, pod, "up-stale", v2))
+	fn := verify.New(verify.Deps{Client: vc, Guard: fntest.Guard(vc), Reader: staleReader{Reader: kube.Live{Client: vc}, pod: before}})
+	outs, err := fn.Handle(t.Context(), patched)
+	if err != nil && !fntest.IsNotYet(err) {
+		t.Fatal(err)
+	}
+	for _, o := range outs {
+		if o.Type() == events.UpgradeFailed {
+			t.Errorf("verify judged the pod from a cache behind the patch: %s %s", o.Type(), o.Data())
+		}
 	}
 }

@@ -9,9 +9,11 @@ import (
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/kube"
 	"github.com/inplace-dev/inplace/pkg/settle"
 )
 
@@ -31,6 +33,10 @@ type step struct {
 	last *corev1.Pod
 	// timer: the input is delivered again until the upgrade ends.
 	timer bool
+	// seenRV is the pod's resourceVersion the input saw (patch-pod's write
+	// for pod.patched, the watcher's copy for pod.updated): a cached copy
+	// older than that is read again from the API server.
+	seenRV string
 	// confirmed is the state annotation the guard confirmed last.
 	confirmed string
 	// wake is when the timer comes back while nothing is decided
@@ -44,7 +50,7 @@ type step struct {
 
 // attempt reads the pod and takes the next step of its upgrade.
 func (s *step) attempt(ctx context.Context) ([]cloudevents.Event, error) {
-	pod, err := s.f.d.Reader.Pod(ctx, s.ref.Namespace, s.ref.Name)
+	pod, err := s.read(ctx)
 	switch {
 	case apierrors.IsNotFound(err):
 		pod = nil
@@ -159,4 +165,22 @@ func (s *step) later(r inplace.Result) ([]cloudevents.Event, error) {
 		wake = min(s.wake, wake)
 	}
 	return nil, settle.NotYet(wake, "%s: %s", r.Reason, r.Message)
+}
+
+// read is the pod from the Reader (the cache), or from the API server when
+// the cache has not seen what the input saw yet: another replica's patch
+// (or its watcher's copy) reaches this process's cache a moment later,
+// and the pod as it was before the patch (no state, or the last
+// upgrade's) would be judged as changed by others or superseded.
+func (s *step) read(ctx context.Context) (*corev1.Pod, error) {
+	pod, err := s.f.d.Reader.Pod(ctx, s.ref.Namespace, s.ref.Name)
+	if err != nil || s.seenRV == "" || !kube.OlderThan(pod.ResourceVersion, s.seenRV) {
+		return pod, err
+	}
+	live, err := s.f.d.Client.CoreV1().Pods(s.ref.Namespace).Get(ctx, s.ref.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	s.f.d.Reader.Wrote(live)
+	return live, nil
 }

@@ -156,7 +156,7 @@ func (f *Function) stepFor(e cloudevents.Event) (*step, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.plan, s.ref, s.timer = &d.Plan, d.Plan.Pod, true
+		s.plan, s.ref, s.timer, s.seenRV = &d.Plan, d.Plan.Pod, true, d.ResourceVersion
 	case events.PodUpdated:
 		d, err := events.As[events.PodUpdatedData](e)
 		if err != nil {
@@ -167,7 +167,7 @@ func (f *Function) stepFor(e cloudevents.Event) (*step, error) {
 		if st, _ := inplace.ParseState(&d.Pod); st == nil || !st.Phase.Active() {
 			return nil, nil
 		}
-		s.last = &d.Pod
+		s.last, s.seenRV = &d.Pod, d.Pod.ResourceVersion
 		s.ref = events.PodRef{Namespace: d.Pod.Namespace, Name: d.Pod.Name, UID: string(d.Pod.UID)}
 	case events.ContainerRestarted:
 		d, err := events.As[events.ContainerRestartedData](e)

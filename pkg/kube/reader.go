@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -180,4 +181,13 @@ func (c *Cache) pinnedOwner(pod *corev1.Pod) (Workload, bool) {
 		return Workload{}, false
 	}
 	return w, true
+}
+
+// OlderThan reports whether resourceVersion a is older than b, both the
+// API server's integers (as the mutation cache compares them); false when
+// either is not one.
+func OlderThan(a, b string) bool {
+	x, errA := strconv.ParseUint(a, 10, 64)
+	y, errB := strconv.ParseUint(b, 10, 64)
+	return errA == nil && errB == nil && x < y
 }
