@@ -51,5 +51,11 @@ func Shared(t testing.TB) *World {
 	if shared == nil {
 		t.Fatal("world.Shared: no shared world; call world.Main(m, opts) from TestMain")
 	}
+	// Main read INPLACE_NODES before the tests ran, where go test's cache
+	// does not see it: read here, inside a test, it is part of the cached
+	// result's key, so `INPLACE_NODES=hollow go test` after a run on
+	// simulated nodes runs again instead of printing "(cached)" (CI's
+	// hollow e2e pass had been the simulated one's cached result).
+	_ = os.Getenv(NodesEnv)
 	return shared
 }
