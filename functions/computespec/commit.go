@@ -64,10 +64,25 @@ func (c *commits) do(ctx context.Context, key string, f *Function, step recordSt
 	return me.r, me.planned, me.err
 }
 
+// alone writes step by itself (one write of a record at a time in this
+// process still), for a step whose error must throw away what it touched:
+// in a group, the others' write would keep it.
+func (c *commits) alone(ctx context.Context, key string, f *Function, step recordStep) (*rollout.Rollout, []*rollout.Pod, error) {
+	me := &commit{step: step}
+	unlock := c.locks.lock(key)
+	defer unlock()
+	f.writeGroup(ctx, key, []*commit{me})
+	return me.r, me.planned, me.err
+}
+
 // writeGroup writes group's steps in one update of key and settles each.
+// The record written is shared with the process's readers of its revision
+// (Decoded: the guards, pre-pull, compute-spec's next observation), by its
+// bytes until the write returns and by its revision then, so none of them
+// decodes what was just encoded; from then on nobody modifies it.
 func (f *Function) writeGroup(ctx context.Context, key string, group []*commit) {
 	var r *rollout.Rollout
-	err := f.write(ctx, key, &r, func(old []byte) ([]byte, error) {
+	rev, err := f.update(ctx, key, func(old []byte) ([]byte, error) {
 		prev, err := f.decodeToWrite(key, old)
 		if err != nil {
 			return nil, err
@@ -84,8 +99,15 @@ func (f *Function) writeGroup(ctx context.Context, key string, group []*commit) 
 		if !wrote {
 			return nil, errNoChange
 		}
-		return json.Marshal(prev)
+		raw, err := json.Marshal(prev)
+		if err == nil {
+			f.d.Decoded.Expect(key, raw, prev)
+		}
+		return raw, err
 	})
+	if err == nil {
+		f.d.Decoded.Put(key, rev, r)
+	}
 	for _, c := range group {
 		c.done = true
 		switch {
@@ -109,29 +131,15 @@ type revisionStore interface {
 	UpdateRevision(ctx context.Context, key string, fn func(old []byte) ([]byte, error)) ([]byte, uint64, error)
 }
 
-// write updates key with fn, which leaves in *r the record it encodes.
-// *r is shared with the process's readers of the revision written
-// (Decoded: the guards, pre-pull, compute-spec's next observation), by its
-// bytes until the write returns and by its revision then, so none of them
-// decodes what was just encoded; from then on nobody modifies it.
-func (f *Function) write(ctx context.Context, key string, r **rollout.Rollout, fn func(old []byte) ([]byte, error)) error {
-	encode := func(old []byte) ([]byte, error) {
-		raw, err := fn(old)
-		if err == nil {
-			f.d.Decoded.Expect(key, raw, *r)
-		}
-		return raw, err
+// update is Store.Update, with the revision written when the store tells
+// it (bus.KV; 0 otherwise).
+func (f *Function) update(ctx context.Context, key string, fn func(old []byte) ([]byte, error)) (uint64, error) {
+	if st, ok := f.d.Store.(revisionStore); ok {
+		_, rev, err := st.UpdateRevision(ctx, key, fn)
+		return rev, err
 	}
-	st, ok := f.d.Store.(revisionStore)
-	if !ok {
-		_, err := f.d.Store.Update(ctx, key, encode)
-		return err
-	}
-	_, rev, err := st.UpdateRevision(ctx, key, encode)
-	if err == nil {
-		f.d.Decoded.Put(key, rev, *r)
-	}
-	return err
+	_, err := f.d.Store.Update(ctx, key, fn)
+	return 0, err
 }
 
 // decodeToWrite is old, key's value, decoded for a write: a copy of the

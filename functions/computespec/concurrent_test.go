@@ -45,16 +45,49 @@ func (c *counting) Update(ctx context.Context, key string, fn func([]byte) ([]by
 	})
 }
 
-// Outcomes of one rollout handled at once by one process's workers write
-// the record without redoing one another's work: they take turns instead
-// of failing their compare-and-swap on each other (and share a write when
-// they queue), and the rollout still counts every pod.
-func TestConcurrentOutcomesWriteTheRecordOnceEach(t *testing.T) {
+// newCountingEnv is newEnv with compute-spec writing through a counting
+// store.
+func newCountingEnv(t *testing.T) (*env, *counting) {
 	e := newEnv(t)
 	store := &counting{Store: e.kv}
 	log := slog.New(slog.DiscardHandler)
 	e.fn = computespec.New(computespec.Deps{Cache: e.cache, Store: store, Log: log,
 		Defaults: config.NewStore(config.StandardDefaults(), log), Decoded: &rollout.Decoded{}})
+	return e, store
+}
+
+// succeedAtOnce hands compute-spec every plan's upgrade.succeeded at once,
+// each in its own goroutine; wait returns what each handling emitted.
+func (e *env) succeedAtOnce(planned map[string]events.Plan) (wait func() [][]cloudevents.Event) {
+	var wg sync.WaitGroup
+	outs := make(chan []cloudevents.Event, len(planned))
+	for _, p := range planned {
+		in := e.outcome(events.UpgradeSucceeded, p, "")
+		wg.Go(func() {
+			got, err := e.fn.Handle(e.t.Context(), in)
+			if err != nil {
+				e.t.Error(err)
+			}
+			outs <- got
+		})
+	}
+	return func() [][]cloudevents.Event {
+		wg.Wait()
+		close(outs)
+		var all [][]cloudevents.Event
+		for got := range outs {
+			all = append(all, got)
+		}
+		return all
+	}
+}
+
+// Outcomes of one rollout handled at once by one process's workers write
+// the record without redoing one another's work: they take turns instead
+// of failing their compare-and-swap on each other (and share a write when
+// they queue), and the rollout still counts every pod.
+func TestConcurrentOutcomesWriteTheRecordOnceEach(t *testing.T) {
+	e, store := newCountingEnv(t)
 	web12, _ := e.image("web", "1.2.0")
 	_, d13 := e.image("web", "1.3.0")
 	const n = 8
@@ -66,19 +99,7 @@ func TestConcurrentOutcomesWriteTheRecordOnceEach(t *testing.T) {
 	}
 	store.calls.Store(0)
 	store.runs.Store(0)
-	var wg sync.WaitGroup
-	outs := make(chan []cloudevents.Event, n)
-	for _, p := range planned {
-		in := e.outcome(events.UpgradeSucceeded, p, "")
-		wg.Go(func() {
-			got, err := e.fn.Handle(t.Context(), in)
-			if err != nil {
-				t.Error(err)
-			}
-			outs <- got
-		})
-	}
-	wg.Wait()
+	e.succeedAtOnce(planned)()
 	if calls, runs := store.calls.Load(), store.runs.Load(); runs != calls {
 		t.Errorf("%d outcomes made %d record updates that ran %d times; want no update run twice (a failed compare-and-swap)", n, calls, runs)
 	}
@@ -97,11 +118,7 @@ func TestConcurrentOutcomesWriteTheRecordOnceEach(t *testing.T) {
 // that the freed budget allows are planned once, by one of them, and a
 // redelivered input finds its own plans again.
 func TestQueuedOutcomesShareOneWrite(t *testing.T) {
-	e := newEnv(t)
-	store := &counting{Store: e.kv}
-	log := slog.New(slog.DiscardHandler)
-	e.fn = computespec.New(computespec.Deps{Cache: e.cache, Store: store, Log: log,
-		Defaults: config.NewStore(config.StandardDefaults(), log), Decoded: &rollout.Decoded{}})
+	e, store := newCountingEnv(t)
 	web12, _ := e.image("web", "1.2.0")
 	_, d13 := e.image("web", "1.3.0")
 	const n, budget = 10, 5
@@ -114,18 +131,7 @@ func TestQueuedOutcomesShareOneWrite(t *testing.T) {
 	store.calls.Store(0)
 	store.gets.Store(0)
 	store.hold = make(chan struct{})
-	var wg sync.WaitGroup
-	outs := make(chan []cloudevents.Event, budget)
-	for _, p := range first {
-		in := e.outcome(events.UpgradeSucceeded, p, "")
-		wg.Go(func() {
-			got, err := e.fn.Handle(t.Context(), in)
-			if err != nil {
-				t.Error(err)
-			}
-			outs <- got
-		})
-	}
+	wait := e.succeedAtOnce(first)
 	// Every outcome has read the record before the first write may start:
 	// the others queue behind it.
 	deadline := time.Now().Add(30 * time.Second)
@@ -134,13 +140,12 @@ func TestQueuedOutcomesShareOneWrite(t *testing.T) {
 	}
 	time.Sleep(100 * time.Millisecond) // from their read to the queue: no I/O
 	close(store.hold)
-	wg.Wait()
-	close(outs)
+	outs := wait()
 	if calls := store.calls.Load(); calls >= budget {
 		t.Errorf("%d queued outcomes made %d record writes; want them to share writes (fewer than %d)", budget, calls, budget)
 	}
 	second := map[string]int{}
-	for got := range outs {
+	for _, got := range outs {
 		for name := range plans(t, got) {
 			second[name]++
 		}

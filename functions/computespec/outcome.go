@@ -2,7 +2,6 @@ package computespec
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
@@ -92,41 +91,19 @@ func (f *Function) replanRecord(ctx context.Context, in cloudevents.Event, ref e
 		}
 		return planned, nil
 	}
-	if !ifPlans {
-		// An input's change: written with the others queued for this
-		// record in one compare-and-swap (commits). Other replicas still
-		// race through the compare-and-swap.
-		return f.commits.do(ctx, key, f, step)
-	}
-	// A wake-up may find nothing to plan and then writes nothing: alone,
-	// so that what its step touched is thrown away with it. Still one
-	// write of a record at a time in this process.
-	unlock := f.commits.locks.lock(key)
-	defer unlock()
-	var r *rollout.Rollout
-	var planned []*rollout.Pod
-	err = f.write(ctx, key, &r, func(old []byte) ([]byte, error) {
-		r = nil
-		prev, err := f.decodeToWrite(key, old)
-		if err != nil {
-			return nil, err
+	if ifPlans {
+		// A wake-up may find nothing to plan and then writes nothing:
+		// alone, so that what its step touched is thrown away with it.
+		r, planned, err := f.commits.alone(ctx, key, f, step)
+		if errors.Is(err, errNoChange) {
+			return nil, nil, nil
 		}
-		if prev == nil {
-			return nil, errNoChange // the record went away
-		}
-		if planned, err = step(prev); err != nil {
-			return nil, err
-		}
-		r = prev
-		return json.Marshal(r)
-	})
-	if errors.Is(err, errNoChange) {
-		return nil, nil, nil
+		return r, planned, err
 	}
-	if err != nil {
-		return nil, nil, err
-	}
-	return r, planned, nil
+	// An input's change: written with the others queued for this record
+	// in one compare-and-swap (commits). Other replicas still race
+	// through the compare-and-swap.
+	return f.commits.do(ctx, key, f, step)
 }
 
 // observe reads the workload's opt-in and its pods' candidates for the

@@ -46,25 +46,20 @@ func (m *planMemo) candidates(key, upgradeID, kind string, pods []*corev1.Pod, p
 		old = memoOf{}
 	}
 	next := memoOf{upgradeID: upgradeID, policy: pol.Raw, pods: make(map[types.UID]memoPod, len(pods))}
-	out := make([]rollout.Candidate, 0, len(pods))
 	var fresh []*corev1.Pod
 	for _, pod := range pods {
 		if p, ok := old.pods[pod.UID]; ok && p.rv == pod.ResourceVersion && pod.ResourceVersion != "" {
 			next.pods[pod.UID] = p
-			out = append(out, p.c)
-			continue
+		} else {
+			fresh = append(fresh, pod)
 		}
-		fresh = append(fresh, pod)
 	}
 	for i, c := range candidates(kind, fresh, push, pol) {
 		next.pods[fresh[i].UID] = memoPod{rv: fresh[i].ResourceVersion, c: c}
 	}
-	if len(fresh) > 0 {
-		// in the pods' order, as candidates() gives them
-		out = out[:0]
-		for _, pod := range pods {
-			out = append(out, next.pods[pod.UID].c)
-		}
+	out := make([]rollout.Candidate, 0, len(pods)) // in the pods' order, as candidates() gives them
+	for _, pod := range pods {
+		out = append(out, next.pods[pod.UID].c)
 	}
 	m.mu.Lock()
 	if m.by == nil {

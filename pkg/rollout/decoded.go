@@ -48,14 +48,13 @@ func (d *Decoded) Get(key string, rev uint64, raw []byte) (*Rollout, error) {
 	if d != nil && rev != 0 {
 		d.mu.Lock()
 		r := find(d.last[key], rev)
-		e, expecting := d.expect[key]
 		d.mu.Unlock()
 		if r != nil {
 			return r, nil
 		}
-		if expecting && bytes.Equal(e.raw, raw) {
-			d.Put(key, rev, e.r)
-			return e.r, nil
+		if r := d.Written(key, raw); r != nil {
+			d.Put(key, rev, r)
+			return r, nil
 		}
 	}
 	var r Rollout
