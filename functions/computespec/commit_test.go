@@ -31,6 +31,12 @@ func TestAWriteStartsFromItsOwnLastWrite(t *testing.T) {
 	if mine.Pods["web-1"].State != rollout.InFlight {
 		t.Error("changing the copy changed the shared record")
 	}
+	// The copy comes from the record, not from parsing the bytes: bytes no
+	// parser would take still give it.
+	dec.Expect("Deployment/shop/web", []byte("{not json, but mine"), mine)
+	if got, err := f.decodeToWrite("Deployment/shop/web", []byte("{not json, but mine")); err != nil || got.UpgradeID != "u-1" {
+		t.Fatalf("the process's own last write was parsed again: %+v, %v; want a copy of it", got, err)
+	}
 	// Written with other bytes (a replica's write): decoded from them.
 	theirs, err := json.Marshal(&rollout.Rollout{UpgradeID: "u-2", Phase: rollout.Halted})
 	if err != nil {
