@@ -25,6 +25,9 @@ func (f *Function) advance(ctx context.Context, in cloudevents.Event, r *rollout
 	if err != nil {
 		return nil, err
 	}
+	if len(planned) > 0 {
+		f.holdStatefulSet(ctx, r) // before the plans: patch-pod labels pods while it sees the hold
+	}
 	for _, p := range planned {
 		e, err := f.plannedEvent(in, r, p)
 		if err != nil {

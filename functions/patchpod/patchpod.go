@@ -267,6 +267,9 @@ func (s *step) attempt(ctx context.Context) ([]cloudevents.Event, error) {
 			return nil, err
 		}
 	}
+	if patch, err = s.labelAhead(ctx, pod, patch); err != nil {
+		return nil, err
+	}
 	return s.send(ctx, pod, patch, now)
 }
 

@@ -42,6 +42,13 @@ type SyncRecord struct {
 	// TemplateGeneration is a DaemonSet's template generation before the
 	// sync: its pods are labelled with the next one first.
 	TemplateGeneration *int64 `json:"templateGeneration,omitempty"`
+	// Hold marks a StatefulSet held (partition = replicas) from a
+	// rollout's first plan, before its sync (hold.go): Revision is the
+	// ControllerRevision the sync will make, which patch-pod sets on each
+	// pod in its image write. A sync, or the next hold, takes the record
+	// over, keeping the strategy it recorded.
+	Hold     bool   `json:"hold,omitempty"`
+	Revision string `json:"revision,omitempty"`
 }
 
 // ParseSyncRecord reads the workload's inplace.dev/template-sync annotation;
@@ -69,8 +76,15 @@ func syncBase(meta metav1.ObjectMeta, rec SyncRecord, cause string) (ops []op, r
 	switch {
 	case err != nil:
 		return nil, false, err
-	case old != nil && old.UpgradeID == rec.UpgradeID:
+	case old != nil && old.UpgradeID == rec.UpgradeID && !old.Hold:
 		return ops, true, nil
+	case old != nil && old.Hold:
+		// A rollout's hold: the sync takes it over, with the strategy it
+		// recorded before holding (the one the restore puts back).
+		if old.StatefulSetStrategy != nil {
+			rec.StatefulSetStrategy = old.StatefulSetStrategy
+		}
+		ops = append(ops, testOp("/metadata/annotations/"+escape(SyncAnnotation), meta.Annotations[SyncAnnotation]))
 	case old != nil:
 		return nil, false, fmt.Errorf("sync %s/%s: template sync of upgrade %s is not restored yet: %w", meta.Namespace, meta.Name, old.UpgradeID, ErrBusy)
 	}

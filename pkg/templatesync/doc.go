@@ -13,12 +13,19 @@
 //     finds that ReplicaSet equal to the template: no new ReplicaSet, same
 //     revision. It may count the pods as not updated only if it computes a
 //     status between the two patches.
-//   - StatefulSet: partition = replicas with the template; at once every
-//     pod relabelled to the revision the controller will make for it
-//     (inplace.StatefulSetRevisionName; its status.updateRevision is
-//     checked after, and the pods relabelled again if it differs); the
-//     partition restored. The controller counts the pods as not updated
-//     from making the revision until the label patches land.
+//   - StatefulSet: held from the rollout's first plan (Hold): partition =
+//     replicas, with the revision the sync will make for the planned images
+//     (inplace.StatefulSetRevisionName) recorded, and patch-pod sets that
+//     controller-revision-hash on each pod in its image write. The sync
+//     takes the hold over: the template (partition = replicas kept); every
+//     pod not labelled yet relabelled at once (none after a hold; its
+//     status.updateRevision is checked after, and the pods relabelled again
+//     if it differs); the strategy from before the hold restored. The
+//     controller replaces no pod below the partition whatever its label,
+//     so a pod labelled ahead is safe while the hold stands; a halted
+//     rollout keeps it until resumed, undone or superseded, and a sync that
+//     ends without the template (impossible, left to GitOps) labels those
+//     pods back with the current revision before releasing it.
 //   - DaemonSet: RollingUpdate kept. Every pod is labelled with the
 //     template generation the template patch will make
 //     (pod-template-generation), which the controller counts as updated,

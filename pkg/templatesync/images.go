@@ -58,7 +58,7 @@ func targetImages(r *rollout.Rollout, pods []corev1.Pod) (map[string]string, err
 // sync: from the workload's sync record when a first attempt already
 // patched it (a crash), else from the template as it is.
 func previous(meta metav1.ObjectMeta, spec corev1.PodSpec, upgradeID string, images map[string]string) map[string]string {
-	if rec, err := inplace.ParseSyncRecord(meta); err == nil && rec != nil && rec.UpgradeID == upgradeID {
+	if rec, err := inplace.ParseSyncRecord(meta); err == nil && rec != nil && rec.UpgradeID == upgradeID && !rec.Hold {
 		return rec.PreviousImages
 	}
 	all, prev := inplace.TemplateImages(spec), map[string]string{}

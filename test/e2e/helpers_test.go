@@ -80,9 +80,13 @@ type workload struct {
 	annotations map[string]string
 	// labels are the Deployment's own (its pods carry app=<name>).
 	labels map[string]string
+	// statefulSet makes it a StatefulSet (RollingUpdate, pods started in
+	// parallel) instead of a Deployment.
+	statefulSet bool
 }
 
-// deploy creates a Deployment and waits until its pods are Ready.
+// deploy creates a Deployment (or StatefulSet) and waits until its pods
+// are Ready.
 func (e *env) deploy(wl workload) {
 	e.t.Helper()
 	labels := map[string]string{"app": wl.name}
@@ -90,12 +94,18 @@ func (e *env) deploy(wl workload) {
 	if wl.gate {
 		spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: inplace.ReadinessGate}}
 	}
-	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: wl.name, Namespace: e.ns, Annotations: wl.annotations, Labels: wl.labels},
-		Spec: appsv1.DeploymentSpec{Replicas: &wl.replicas, MinReadySeconds: wl.minReady, Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec}},
+	meta := metav1.ObjectMeta{Name: wl.name, Namespace: e.ns, Annotations: wl.annotations, Labels: wl.labels}
+	sel, tmpl := &metav1.LabelSelector{MatchLabels: labels}, corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec}
+	var err error
+	if wl.statefulSet {
+		_, err = e.w.Client().AppsV1().StatefulSets(e.ns).Create(e.t.Context(), &appsv1.StatefulSet{ObjectMeta: meta,
+			Spec: appsv1.StatefulSetSpec{Replicas: &wl.replicas, MinReadySeconds: wl.minReady, Selector: sel, Template: tmpl,
+				PodManagementPolicy: appsv1.ParallelPodManagement}}, metav1.CreateOptions{})
+	} else {
+		_, err = e.w.Client().AppsV1().Deployments(e.ns).Create(e.t.Context(), &appsv1.Deployment{ObjectMeta: meta,
+			Spec: appsv1.DeploymentSpec{Replicas: &wl.replicas, MinReadySeconds: wl.minReady, Selector: sel, Template: tmpl}}, metav1.CreateOptions{})
 	}
-	if _, err := e.w.Client().AppsV1().Deployments(e.ns).Create(e.t.Context(), d, metav1.CreateOptions{}); err != nil {
+	if err != nil {
 		e.t.Fatal(err)
 	}
 	if _, err := world.WaitPods(e.t.Context(), e.w.Client(), e.ns, "app="+wl.name, 2*time.Minute, "all Ready",

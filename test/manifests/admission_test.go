@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -120,10 +121,11 @@ func TestAdmissionPolicyBoundsTheFunctions(t *testing.T) {
 	}
 	opted := fntest.RunPod(t, w, withInit("opted"))
 	other := fntest.RunPod(t, w, withInit("other"))
+	member := statefulSetPod(t, w, appNS, v1.Ref)
 	applyAdmission(t, w, ids, ns, appNS)
 	grantResize(t, w, ns, appNS, "inplace-compute-spec")
 	keeper := &kube.OptedIn{Client: ids["compute-spec"].client, Namespace: ns}
-	if err := keeper.Allow(t.Context(), kube.Owners([]*corev1.Pod{opted})); err != nil {
+	if err := keeper.Allow(t.Context(), kube.Owners([]*corev1.Pod{opted, member})); err != nil {
 		t.Fatalf("compute-spec keeps the opted-in owners: %v", err)
 	}
 
@@ -137,6 +139,11 @@ func TestAdmissionPolicyBoundsTheFunctions(t *testing.T) {
 	cpu := func(q string) map[string]any {
 		return map[string]any{"spec": map[string]any{"containers": []map[string]any{
 			{"name": "app", "resources": map[string]any{"requests": map[string]string{"cpu": q}}}}}}
+	}
+	labelled := func(img string) map[string]any {
+		b := image(img)
+		b["metadata"] = map[string]any{"labels": map[string]string{inplace.RevisionLabel: "cart-6d8f9c7b5"}}
+		return b
 	}
 	tests := []struct {
 		identity, what string
@@ -159,6 +166,15 @@ func TestAdmissionPolicyBoundsTheFunctions(t *testing.T) {
 		{"patch-pod", "another condition", opted, gate("example.com/x"), "status", false},
 		{"patch-pod", "a container's CPU through pods/resize", opted, cpu("200m"), "resize", true},
 		{"patch-pod", "a container's CPU through pods/resize of a pod whose owner did not opt in", other, cpu("200m"), "resize", false},
+		{"patch-pod", "the revision label of a StatefulSet's pod with its image", member, labelled(v2.Ref), "", true},
+		{"patch-pod", "the revision label of a StatefulSet's pod alone", member, objMeta("labels", inplace.RevisionLabel, "cart-6d8f9c7b5"), "", false},
+		{"patch-pod", "the revision label of a bare pod with its image", opted, labelled(v2.Ref), "", false},
+		{"patch-pod", "another label of a StatefulSet's pod with its image", member, func() map[string]any {
+			b := image(v2.Ref)
+			b["metadata"] = map[string]any{"labels": map[string]string{"app": "evil"}}
+			return b
+		}(), "", false},
+		{"verify", "the revision label of a StatefulSet's pod with its image", member, labelled(v2.Ref), "", false},
 		{"verify", "an image of an opted-in pod", opted, image(v1.Ref), "", true},
 		{"verify", "an image of a pod whose owner did not opt in", other, image(v2.Ref), "", false},
 		{"verify", "a label", opted, objMeta("labels", "app", "evil"), "", false},
@@ -227,4 +243,32 @@ func grantResize(t *testing.T, w *world.World, ns, appNS, sa string) {
 
 func objMeta(field, k, v string) map[string]any {
 	return map[string]any{"metadata": map[string]any{field: map[string]string{k: v}}}
+}
+
+// statefulSetPod is the pod of a one-replica StatefulSet in ns running
+// image (container "app"), once the controller created it.
+func statefulSetPod(t *testing.T, w *world.World, ns, image string) *corev1.Pod {
+	t.Helper()
+	one := int32(1)
+	labels := map[string]string{"app": "cart"}
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "cart", Namespace: ns},
+		Spec: appsv1.StatefulSetSpec{Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: image, ImagePullPolicy: corev1.PullIfNotPresent}}}}}}
+	if _, err := w.Client().AppsV1().StatefulSets(ns).Create(t.Context(), sts, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var pod *corev1.Pod
+	err := world.Eventually(t.Context(), fntest.Timeout, "StatefulSet cart's pod", func(ctx context.Context) (bool, error) {
+		p, err := w.Client().CoreV1().Pods(ns).Get(ctx, "cart-0", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		pod = p
+		return err == nil, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pod
 }

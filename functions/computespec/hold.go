@@ -1,0 +1,78 @@
+package computespec
+
+import (
+	"context"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/inplace-dev/inplace/pkg/notify"
+	"github.com/inplace-dev/inplace/pkg/rollout"
+)
+
+// holder holds a StatefulSet from its rollout's first plan until the
+// template sync takes the hold over (templatesync.Syncer.Hold), so
+// patch-pod can label each pod with the revision the sync will make in
+// the same write as its images.
+type holder interface {
+	Hold(ctx context.Context, r *rollout.Rollout, sts *appsv1.StatefulSet) (*appsv1.StatefulSet, error)
+}
+
+// maxHoldWait bounds the wait, after a hold is written, for the
+// controller to show it observed it before the plans go out: a pod patched
+// earlier is only not labelled ahead (its sync relabels it).
+const maxHoldWait = 5 * time.Second
+
+// holdStatefulSet makes sure r's StatefulSet is held before r's plans go
+// out, from the cache: nothing is written when it is held already. The
+// hold only saves the sync's relabels, so a failure is logged and the
+// rollout goes on (patch-pod labels a pod only while it sees the hold).
+func (f *Function) holdStatefulSet(ctx context.Context, r *rollout.Rollout) {
+	h, ok := f.d.Syncer.(holder)
+	if !ok || r.Workload.Kind != "StatefulSet" || r.Phase != rollout.Running {
+		return
+	}
+	watcher, _ := f.d.Cache.(changeWatcher)
+	var woken <-chan struct{}
+	stop := func() {}
+	if watcher != nil {
+		woken, stop = watcher.Changed(r.Workload) // before reading: no change is missed
+	}
+	defer func() { stop() }()
+	sts := f.statefulSet(r)
+	if sts == nil {
+		return
+	}
+	held, err := h.Hold(ctx, r, sts)
+	if err != nil {
+		f.d.Log.Info("StatefulSet not held; its sync relabels the pods", "workload", r.Workload.String(), "upgrade", r.UpgradeID, "err", err)
+		return
+	}
+	if held == nil || watcher == nil {
+		return
+	}
+	deadline := time.Now().Add(maxHoldWait)
+	for {
+		if sts := f.statefulSet(r); sts == nil || sts.Status.ObservedGeneration >= held.Generation {
+			return
+		}
+		if !notify.Wait(ctx, woken, time.Until(deadline)) {
+			return
+		}
+		stop()
+		woken, stop = watcher.Changed(r.Workload)
+	}
+}
+
+// statefulSet is r's StatefulSet from the cache, nil when absent.
+func (f *Function) statefulSet(r *rollout.Rollout) *appsv1.StatefulSet {
+	w, found, err := f.d.Cache.Get(r.Workload)
+	if err != nil || !found {
+		return nil
+	}
+	sts, _ := w.Object.(*appsv1.StatefulSet)
+	if sts == nil || string(sts.UID) != r.Workload.UID && r.Workload.UID != "" {
+		return nil
+	}
+	return sts
+}
