@@ -42,6 +42,9 @@ func (f *Function) advance(ctx context.Context, in cloudevents.Event, r *rollout
 		}
 		outs = append(outs, more...)
 	}
+	if err := f.releaseHalted(ctx, r); err != nil {
+		return nil, err
+	}
 	if r.SettledBy == in.ID() {
 		if r.Phase == rollout.Syncing {
 			var err error

@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 
+	"github.com/inplace-dev/inplace/pkg/inplace"
 	"github.com/inplace-dev/inplace/pkg/notify"
 	"github.com/inplace-dev/inplace/pkg/rollout"
 )
@@ -16,6 +17,7 @@ import (
 // the same write as its images.
 type holder interface {
 	Hold(ctx context.Context, r *rollout.Rollout, sts *appsv1.StatefulSet) (*appsv1.StatefulSet, error)
+	Release(ctx context.Context, r *rollout.Rollout) error
 }
 
 // maxHoldWait bounds the wait, after a hold is written, for the
@@ -75,4 +77,32 @@ func (f *Function) statefulSet(r *rollout.Rollout) *appsv1.StatefulSet {
 		return nil
 	}
 	return sts
+}
+
+// releaseHalted releases the hold of a halted rollout's StatefulSet once
+// none of its pods is in flight, so no patch-pod write labelled ahead can
+// still land: nothing is planned while it is halted, and a resume, an undo
+// or a newer push holds it again from its first plan. An error is returned
+// so the input is retried: a StatefulSet held for nothing blocks the
+// controller's own rollouts.
+func (f *Function) releaseHalted(ctx context.Context, r *rollout.Rollout) error {
+	h, ok := f.d.Syncer.(holder)
+	if !ok || r.Workload.Kind != "StatefulSet" || r.Phase != rollout.Halted {
+		return nil
+	}
+	for _, p := range r.Pods {
+		if p.State == rollout.InFlight {
+			return nil // its outcome comes back here
+		}
+	}
+	if sts := f.statefulSet(r); sts == nil || !heldFor(sts, r.UpgradeID) {
+		return nil
+	}
+	return wrap("release the hold of "+r.Workload.String(), h.Release(ctx, r))
+}
+
+// heldFor: sts carries upgradeID's hold record.
+func heldFor(sts *appsv1.StatefulSet, upgradeID string) bool {
+	rec, err := inplace.ParseSyncRecord(sts.ObjectMeta)
+	return err == nil && rec != nil && rec.Hold && rec.UpgradeID == upgradeID
 }

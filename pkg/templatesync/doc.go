@@ -22,10 +22,10 @@
 //     status.updateRevision is checked after, and the pods relabelled again
 //     if it differs); the strategy from before the hold restored. The
 //     controller replaces no pod below the partition whatever its label,
-//     so a pod labelled ahead is safe while the hold stands; a halted
-//     rollout keeps it until resumed, undone or superseded, and a sync that
-//     ends without the template (impossible, left to GitOps) labels those
-//     pods back with the current revision before releasing it.
+//     so a pod labelled ahead is safe while the hold stands; a rollout
+//     that halts (once no pod is in flight) and a sync that ends without
+//     the template (impossible, left to GitOps) release it (Release),
+//     labelling those pods back with the current revision first.
 //   - DaemonSet: RollingUpdate kept. Every pod is labelled with the
 //     template generation the template patch will make
 //     (pod-template-generation), which the controller counts as updated,

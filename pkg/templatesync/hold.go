@@ -86,12 +86,18 @@ func withImages(sts *appsv1.StatefulSet, images map[string]string) (*appsv1.Stat
 	return next, set == len(images)
 }
 
-// releaseHold ends a hold the sync does not take over (the sync found
-// itself impossible, or left to GitOps): every pod labelled ahead with the
-// held revision is labelled back with the controller's current revision,
-// then the strategy recorded before the hold is restored. In that order:
-// released first, the controller would replace each pod labelled ahead.
-func (s *Syncer) releaseHold(ctx context.Context, r *rollout.Rollout) error {
+// Release ends r's hold of its StatefulSet when no sync will take it over:
+// a halted rollout once no pod is in flight (compute-spec), a sync that
+// found itself impossible or left the template to GitOps (Sync). Every pod
+// labelled ahead with the held revision is labelled back with the
+// controller's current revision (a pod that kept the new images then looks
+// as it did before holds existed: on the old revision), then the strategy
+// recorded before the hold is restored. In that order: released first, the
+// controller would replace each pod labelled ahead.
+func (s *Syncer) Release(ctx context.Context, r *rollout.Rollout) error {
+	if r.Workload.Kind != "StatefulSet" {
+		return nil
+	}
 	c := s.Client.AppsV1().StatefulSets(r.Workload.Namespace)
 	sts, err := c.Get(ctx, r.Workload.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {

@@ -69,7 +69,7 @@ func (s *Syncer) Sync(ctx context.Context, r *rollout.Rollout) (rollout.Sync, bo
 		p.Step, p.Result, p.Note = StepDone, events.TemplateNone, "a bare pod has no template"
 	}
 	if kind == "StatefulSet" && (errors.Is(err, errImpossible) || errors.Is(err, errGitOps)) {
-		if rerr := s.releaseHold(ctx, r); rerr != nil {
+		if rerr := s.Release(ctx, r); rerr != nil {
 			return p, false, rerr // the sync ends only once the StatefulSet is released
 		}
 	}
