@@ -88,6 +88,9 @@ func (f *Function) sweepOne(ctx context.Context, key string) ([]cloudevents.Even
 	if r.Phase == rollout.Syncing {
 		return f.driveSync(ctx, in, r, now)
 	}
+	if err := f.releaseHalted(ctx, r); err != nil { // its last outcome's release may have been lost
+		return nil, err
+	}
 	pods, err := f.d.Cache.PodsOf(r.Workload)
 	if err != nil {
 		return nil, wrap("pods of "+r.Workload.String(), err)
