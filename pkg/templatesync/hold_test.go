@@ -91,13 +91,8 @@ func (f *fixture) running() *rollout.Rollout {
 // for the synced template, so the sync relabels no pod, and the strategy
 // from before the hold comes back.
 func TestStatefulSetHeldFromTheFirstPlan(t *testing.T) {
-	f := newFixture(t, "StatefulSet")
-	f.create(3)
+	f, before := newStatefulSet(t)
 	ctx := t.Context()
-	before, err := f.c.AppsV1().StatefulSets(f.ns).Get(ctx, f.name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	r := f.running()
 	sts := f.hold(r)
 	ahead := f.moveAhead(sts, r, "shop-0", "shop-1", "shop-2")
@@ -107,7 +102,7 @@ func TestStatefulSetHeldFromTheFirstPlan(t *testing.T) {
 
 	r.Phase = rollout.Syncing
 	f.sync(r)
-	sts, err = f.c.AppsV1().StatefulSets(f.ns).Get(ctx, f.name, metav1.GetOptions{})
+	sts, err := f.c.AppsV1().StatefulSets(f.ns).Get(ctx, f.name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,13 +125,8 @@ func TestStatefulSetHeldFromTheFirstPlan(t *testing.T) {
 // current revision back first, so the real controller, once it may, counts
 // every pod current and replaces none; the strategy is as before.
 func TestStatefulSetHoldReleasedWithoutASync(t *testing.T) {
-	f := newFixture(t, "StatefulSet")
-	f.create(3)
+	f, before := newStatefulSet(t)
 	ctx := t.Context()
-	before, err := f.c.AppsV1().StatefulSets(f.ns).Get(ctx, f.name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	r := f.running()
 	sts := f.hold(r)
 	f.moveAhead(sts, r, "shop-2")
@@ -159,6 +149,18 @@ func TestStatefulSetHoldReleasedWithoutASync(t *testing.T) {
 	}
 	f.promoted(3)
 	f.checkPodsKept()
+}
+
+// newStatefulSet is a fixture StatefulSet of 3 pods, and the StatefulSet
+// as created.
+func newStatefulSet(t *testing.T) (*fixture, *appsv1.StatefulSet) {
+	f := newFixture(t, "StatefulSet")
+	f.create(3)
+	before, err := f.c.AppsV1().StatefulSets(f.ns).Get(t.Context(), f.name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, before
 }
 
 // podRevisions maps each pod to its controller-revision-hash.
