@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 
@@ -72,7 +73,13 @@ type Changes interface {
 }
 
 // Function is the pre-pull function.
-type Function struct{ d Deps }
+type Function struct {
+	d Deps
+	// deleted remembers the pre-pull pods this process deleted, by UID,
+	// while its cache may still show them: the plans that shared one pod
+	// each end it, and only the first deletes it.
+	deleted *cache.Expiring
+}
 
 // New returns the function.
 func New(d Deps) *Function {
@@ -91,7 +98,7 @@ func New(d Deps) *Function {
 			d.Recheck = watchedRecheck
 		}
 	}
-	return &Function{d: d}
+	return &Function{d: d, deleted: cache.NewExpiring()}
 }
 
 // Name implements runner.Function.

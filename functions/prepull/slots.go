@@ -3,6 +3,7 @@ package prepull
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -60,13 +61,23 @@ func (f *Function) Sweep(ctx context.Context) error {
 	return nil
 }
 
-// delete removes a pre-pull pod, pinned to its UID; gone already is fine.
+// deletedFor is how long a deleted pre-pull pod's UID is remembered: far
+// longer than the watch takes to bring the deletion.
+const deletedFor = 10 * time.Minute
+
+// delete removes a pre-pull pod, pinned to its UID; gone already is fine,
+// and a pod this process deleted already (or the API server marked
+// deleted) is not deleted again.
 func (f *Function) delete(ctx context.Context, p *corev1.Pod) error {
+	if _, done := f.deleted.Get(p.UID); done || p.DeletionTimestamp != nil {
+		return nil
+	}
 	err := f.d.Client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{
 		Preconditions: metav1.NewUIDPreconditions(string(p.UID))})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("pre-pull: delete pod %s/%s: %w", p.Namespace, p.Name, err)
 	}
+	f.deleted.Set(p.UID, true, deletedFor)
 	return nil
 }
 
