@@ -30,6 +30,10 @@ const Name = "pre-pull"
 const (
 	SkipDisabled = "disabled"
 	SkipPresent  = "present on node"
+	// SkipPulled: a pre-pull pod of this process pulled the images on the
+	// node moments ago, before the node lists them (the kubelet refreshes
+	// status.images every 30 s or so).
+	SkipPulled = "pulled on node by a pre-pull moments ago"
 	SkipRunning  = "the pod already runs it"
 	SkipNoNode   = "the plan names no node"
 	SkipNodeGone = "node not found"
@@ -79,6 +83,11 @@ type Function struct {
 	// while its cache may still show them: the plans that shared one pod
 	// each end it, and only the first deletes it.
 	deleted *cache.Expiring
+	// pulled remembers the images a pre-pull pod was seen to pull, by node
+	// and images key (pulledKey), until the node is sure to list them:
+	// the pod is deleted once done, and the next pod planned on that node
+	// would otherwise pull again (a sandbox and a tag resolve, ~3 s).
+	pulled *cache.Expiring
 }
 
 // New returns the function.
@@ -98,7 +107,7 @@ func New(d Deps) *Function {
 			d.Recheck = watchedRecheck
 		}
 	}
-	return &Function{d: d, deleted: cache.NewExpiring()}
+	return &Function{d: d, deleted: cache.NewExpiring(), pulled: cache.NewExpiring()}
 }
 
 // Name implements runner.Function.
@@ -158,6 +167,8 @@ func (f *Function) handle(ctx context.Context, e cloudevents.Event, plan events.
 		return nil, fmt.Errorf("pre-pull %s: get node %s: %w", plan.Pod, plan.Pod.Node, err)
 	case onNode(node.Status.Images, images, pullsAlways(plan)):
 		return f.prepulled(e, plan, 0, SkipPresent)
+	case f.pulledOn(plan.Pod.Node, images, pullsAlways(plan)):
+		return f.prepulled(e, plan, 0, SkipPulled)
 	}
 	return f.start(ctx, e, plan, images, pods, cfg)
 }
@@ -212,6 +223,7 @@ func (f *Function) follow(ctx context.Context, e cloudevents.Event, plan events.
 	}
 	switch v {
 	case pulled:
+		f.pulled.Set(pulledKey(p.Spec.NodeName, p.Labels[LabelImages]), true, pulledFor)
 		return f.prepulled(e, plan, age.Milliseconds(), "")
 	case failed:
 		return f.failed(e, plan, ReasonPrepullFailed, msg)
@@ -246,4 +258,21 @@ func (f *Function) failed(e cloudevents.Event, plan events.Plan, reason, msg str
 		return nil, settle.Permanent(err)
 	}
 	return []cloudevents.Event{out}, nil
+}
+
+// pulledFor is how long a pull seen done is taken as proof the node has
+// the images: several times the kubelet's image list refresh, short of
+// what its image garbage collection (disk pressure) would ever reclaim.
+const pulledFor = 10 * time.Minute
+
+func pulledKey(node, images string) string { return node + "/" + images }
+
+// pulledOn reports whether a pre-pull pod of this process pulled images on
+// node lately. A container pulling Always is never taken as pulled by it.
+func (f *Function) pulledOn(node string, images []string, always bool) bool {
+	if always {
+		return false
+	}
+	_, ok := f.pulled.Get(pulledKey(node, imagesKey(images)))
+	return ok
 }
