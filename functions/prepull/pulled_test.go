@@ -1,6 +1,7 @@
 package prepull
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/rollout"
 )
 
 // A node whose pre-pull pod pulled the images, before the node lists them
@@ -65,6 +67,18 @@ func TestAPullSeenDoneIsNotRepeated(t *testing.T) {
 	}
 	if n := creates(); n != 0 {
 		t.Errorf("%d pre-pull pods created; want none", n)
+	}
+	r := rollout.Rollout{UpgradeID: "u-1", Phase: rollout.Running, Options: rollout.Options{Prepull: true},
+		Workload: events.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web", UID: "uid-web"},
+		Pods: map[string]*rollout.Pod{"web-3": {Name: "web-3", UID: "uid-web-3", Node: "node-1", State: rollout.Pending,
+			Containers: plan("web-3", false).Containers}}}
+	raw, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Warm(t.Context(), rollout.Key(r.Workload), 0, raw)
+	if n := creates(); n != 0 {
+		t.Errorf("%d pre-pull pods created ahead; want none", n)
 	}
 	if _, err := skipped(plan("web-2", true)); err == nil || creates() != 1 {
 		t.Errorf("a container pulling Always: %d pre-pull pods created (%v); want one, the pull under way", creates(), err)
