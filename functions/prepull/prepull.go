@@ -33,7 +33,7 @@ const (
 	// SkipPulled: a pre-pull pod of this process pulled the images on the
 	// node moments ago, before the node lists them (the kubelet refreshes
 	// status.images every 30 s or so).
-	SkipPulled = "pulled on node by a pre-pull moments ago"
+	SkipPulled   = "pulled on node by a pre-pull moments ago"
 	SkipRunning  = "the pod already runs it"
 	SkipNoNode   = "the plan names no node"
 	SkipNodeGone = "node not found"

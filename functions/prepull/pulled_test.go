@@ -36,7 +36,7 @@ func TestAPullSeenDoneIsNotRepeated(t *testing.T) {
 		}
 		return events.Plan{UpgradeID: "u-1", Prepull: true, Containers: []events.ContainerPlan{c}, Target: images[0],
 			Owner: events.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web", UID: "uid-web"},
-			Pod: events.PodRef{Namespace: "shop", Name: pod, UID: "uid-" + pod, Node: "node-1"}}
+			Pod:   events.PodRef{Namespace: "shop", Name: pod, UID: "uid-" + pod, Node: "node-1"}}
 	}
 	skipped := func(p events.Plan) (string, error) {
 		e, err := events.New("plan-"+p.Pod.Name, events.UpgradePlanned, events.Source("test"), p.Pod.String(), p)
