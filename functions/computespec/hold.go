@@ -34,13 +34,6 @@ func (f *Function) holdStatefulSet(ctx context.Context, r *rollout.Rollout) {
 	if !ok || r.Workload.Kind != "StatefulSet" || r.Phase != rollout.Running {
 		return
 	}
-	watcher, _ := f.d.Cache.(changeWatcher)
-	var woken <-chan struct{}
-	stop := func() {}
-	if watcher != nil {
-		woken, stop = watcher.Changed(r.Workload) // before reading: no change is missed
-	}
-	defer func() { stop() }()
 	sts := f.statefulSet(r)
 	if sts == nil {
 		return
@@ -50,19 +43,31 @@ func (f *Function) holdStatefulSet(ctx context.Context, r *rollout.Rollout) {
 		f.d.Log.Info("StatefulSet not held; its sync relabels the pods", "workload", r.Workload.String(), "upgrade", r.UpgradeID, "err", err)
 		return
 	}
-	if held == nil || watcher == nil {
+	if held != nil {
+		f.awaitObserved(ctx, r, held.Generation)
+	}
+}
+
+// awaitObserved waits, woken by the cache, until the controller shows it
+// observed generation of r's StatefulSet, within maxHoldWait and ctx. A
+// change before a wait is registered is in the read that follows it.
+func (f *Function) awaitObserved(ctx context.Context, r *rollout.Rollout, generation int64) {
+	watcher, ok := f.d.Cache.(changeWatcher)
+	if !ok {
 		return
 	}
 	deadline := time.Now().Add(maxHoldWait)
 	for {
-		if sts := f.statefulSet(r); sts == nil || sts.Status.ObservedGeneration >= held.Generation {
+		woken, stop := watcher.Changed(r.Workload)
+		if sts := f.statefulSet(r); sts == nil || sts.Status.ObservedGeneration >= generation {
+			stop()
 			return
 		}
-		if !notify.Wait(ctx, woken, time.Until(deadline)) {
-			return
-		}
+		ok := notify.Wait(ctx, woken, time.Until(deadline))
 		stop()
-		woken, stop = watcher.Changed(r.Workload)
+		if !ok {
+			return
+		}
 	}
 }
 

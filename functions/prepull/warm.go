@@ -107,10 +107,7 @@ func (f *Function) tidy(ctx context.Context, cfg config.Defaults, upgradeID stri
 		return
 	}
 	for i := range pods {
-		if pods[i].DeletionTimestamp != nil {
-			continue
-		}
-		if err := f.delete(ctx, &pods[i]); err != nil {
+		if err := f.delete(ctx, &pods[i]); err != nil { // a pod deleted already is left alone
 			f.d.Log.Warn("tidy pre-pulls", "rollout", upgradeID, "pod", pods[i].Name, "err", err)
 		}
 	}
