@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // A StatefulSet is held from a rollout's first plan: partition = replicas
@@ -72,7 +73,7 @@ func StatefulSetHoldPatch(sts *appsv1.StatefulSet, upgradeID, revision string) (
 // pod keeps its label and the template sync relabels it.
 func HeldRevision(sts *appsv1.StatefulSet, pod *corev1.Pod, upgradeID string) (string, bool) {
 	rec, err := ParseSyncRecord(sts.ObjectMeta)
-	if err != nil || rec == nil || !rec.Hold || rec.UpgradeID != upgradeID || rec.Revision == "" {
+	if err != nil || rec == nil || !rec.Hold || rec.UpgradeID != upgradeID || !revisionOf(sts, rec.Revision) {
 		return "", false
 	}
 	if sts.Status.ObservedGeneration < sts.Generation {
@@ -89,6 +90,15 @@ func HeldRevision(sts *appsv1.StatefulSet, pod *corev1.Pod, upgradeID string) (s
 		return "", false
 	}
 	return rec.Revision, true
+}
+
+// revisionOf: name can be a ControllerRevision of sts ("<name>-<hash>")
+// and a label value: the record is an annotation anyone who may edit the
+// StatefulSet can write, and a value the API server refuses would have
+// patch-pod's image write refused with it.
+func revisionOf(sts *appsv1.StatefulSet, name string) bool {
+	hash, ok := strings.CutPrefix(name, sts.Name+"-")
+	return ok && hash != "" && len(validation.IsValidLabelValue(name)) == 0
 }
 
 // partitionHolds: a RollingUpdate partition of at least replicas.

@@ -1,7 +1,9 @@
 package inplace
 
 import (
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -127,6 +129,9 @@ func TestHeldRevision(t *testing.T) {
 			s.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType}
 		}, pod("db-7", "7"), "up-1", true},
 		{"not the StatefulSet's pod", func(*appsv1.StatefulSet) {}, pod("web-0", ""), "up-1", false},
+		{"a recorded revision of another StatefulSet", recorded("web-5c9f"), pod("db-0", "0"), "up-1", false},
+		{"a recorded revision no label can carry", recorded("db-" + strings.Repeat("x", 70)), pod("db-0", "0"), "up-1", false},
+		{"a recorded revision without a hash", recorded("db-"), pod("db-0", "0"), "up-1", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -137,6 +142,17 @@ func TestHeldRevision(t *testing.T) {
 				t.Errorf("HeldRevision = %q, %v; want %v", rev, ok, tt.want)
 			}
 		})
+	}
+}
+
+// recorded rewrites the hold record's revision, as anyone who may edit
+// the StatefulSet could.
+func recorded(revision string) func(*appsv1.StatefulSet) {
+	return func(s *appsv1.StatefulSet) {
+		rec, _ := ParseSyncRecord(s.ObjectMeta)
+		rec.Revision = revision
+		b, _ := json.Marshal(rec)
+		s.Annotations[SyncAnnotation] = string(b)
 	}
 }
 
