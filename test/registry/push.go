@@ -102,6 +102,23 @@ func (r *Registry) Push(ctx context.Context, repo, tag string, opts ...PushOptio
 	return d.String(), nil
 }
 
+// PushImage pushes img, built by the caller (a program image of
+// test/images, say), to repo:tag and returns its digest.
+func (r *Registry) PushImage(ctx context.Context, repo, tag string, img v1.Image) (string, error) {
+	ref, err := name.NewTag(r.host + "/" + repo + ":" + tag)
+	if err != nil {
+		return "", fmt.Errorf("push %s:%s: %w", repo, tag, err)
+	}
+	if err := remote.Write(ref, img, r.remoteOptions(ctx)...); err != nil {
+		return "", fmt.Errorf("push %s: %w", ref, err)
+	}
+	d, err := img.Digest()
+	if err != nil {
+		return "", fmt.Errorf("push %s: %w", ref, err)
+	}
+	return d.String(), nil
+}
+
 func (r *Registry) write(ctx context.Context, ref name.Tag, c pushConfig) (v1.Hash, error) {
 	if len(c.platforms) > 0 {
 		idx, err := buildIndex(c)

@@ -1,0 +1,67 @@
+package images
+
+import (
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// TestBuildCache: concurrent builders into an empty cache all get the same
+// binary and leave no temporary file; a later build with the cache filled
+// reuses the file instead of building.
+func TestBuildCache(t *testing.T) {
+	dir := t.TempDir()
+	var wg sync.WaitGroup
+	got := make([]binary, 3)
+	errs := make([]error, 3)
+	for i := range got {
+		wg.Go(func() { got[i], errs[i] = buildUncached(t.Context(), PauseProgram, dir) })
+	}
+	wg.Wait()
+	for i := range got {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if got[i] != got[0] {
+			t.Fatalf("builder %d got %+v, builder 0 %+v", i, got[i], got[0])
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || filepath.Join(dir, entries[0].Name()) != got[0].path {
+		t.Fatalf("cache holds %v, want only %s", entries, got[0].path)
+	}
+	before, err := os.Stat(got[0].path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := buildUncached(t.Context(), PauseProgram, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.Stat(again.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again != got[0] || !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("second build %+v (mtime %v), want the cached %+v (mtime %v) reused", again, after.ModTime(), got[0], before.ModTime())
+	}
+}
+
+// TestBinaryMemoised: Binary builds a program once per process.
+func TestBinaryMemoised(t *testing.T) {
+	a, err := Binary(t.Context(), PauseProgram)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Binary(t.Context(), PauseProgram)
+	if err != nil || a != b {
+		t.Fatalf("Binary again = %s, %v; want %s", b, err, a)
+	}
+	if _, err := Binary(t.Context(), "nope"); err == nil {
+		t.Error("Binary(nope) succeeded, want an unknown program error")
+	}
+}
