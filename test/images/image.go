@@ -11,7 +11,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -61,14 +60,9 @@ type Options struct {
 	OCI bool
 }
 
-// programLayers memoises each program's binary layer per media type
-// within this process: compressing a binary costs a few hundred ms.
-var programLayers sync.Map // layerKey → func() (v1.Layer, error)
-
-type layerKey struct {
-	path string
-	mt   types.MediaType
-}
+// programLayers memoises each program's gzipped tar per binary within
+// this process: compressing a binary costs a few hundred ms.
+var programLayers sync.Map // binary path → func() ([]byte, error)
 
 // Image builds a one-layer image of program p (plus o.Padding), its
 // entrypoint the program at /<p>, for Platform.
@@ -93,10 +87,14 @@ func assemble(p Program, b binary, o Options) (v1.Image, error) {
 		base = mutate.ConfigMediaType(mutate.MediaType(base, types.OCIManifestSchema1), types.OCIConfigJSON)
 		mt = types.OCILayer
 	}
-	f, _ := programLayers.LoadOrStore(layerKey{b.path, mt}, sync.OnceValues(func() (v1.Layer, error) {
-		return binaryLayer(b.path, "/"+string(p), mt)
+	f, _ := programLayers.LoadOrStore(b.path, sync.OnceValues(func() ([]byte, error) {
+		return binaryLayer(b.path, string(p))
 	}))
-	bin, err := f.(func() (v1.Layer, error))()
+	gz, err := f.(func() ([]byte, error))()
+	if err != nil {
+		return nil, err
+	}
+	bin, err := compressedLayer(gz, mt)
 	if err != nil {
 		return nil, err
 	}
@@ -133,18 +131,18 @@ func withConfig(img v1.Image, p Program, b binary, o Options) (v1.Image, error) 
 	return mutate.ConfigFile(img, cf)
 }
 
-// binaryLayer is a gzipped layer holding the file at src as name, mode
+// binaryLayer is a gzipped tar holding the file at src as name, mode
 // 0755.
-func binaryLayer(src, name string, mt types.MediaType) (v1.Layer, error) {
+func binaryLayer(src, name string) ([]byte, error) {
 	data, err := os.ReadFile(src)
 	if err != nil {
 		return nil, fmt.Errorf("layer: %w", err)
 	}
-	content, err := tarOf(strings.TrimPrefix(name, "/"), 0o755, int64(len(data)), bytes.NewReader(data))
+	content, err := tarOf(name, 0o755, int64(len(data)), bytes.NewReader(data))
 	if err != nil {
 		return nil, err
 	}
-	return layerOf(content, mt, gzip.DefaultCompression)
+	return gzipped(content, gzip.DefaultCompression)
 }
 
 // paddingLayers are o.Layers layers sharing o.Padding bytes drawn from a
@@ -190,9 +188,16 @@ func tarOf(name string, mode, size int64, r io.Reader) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// layerOf gzips content once at level and serves the compressed bytes
-// from memory, so digesting and pushing the layer do not compress again.
+// layerOf gzips content at level into a layer served from memory.
 func layerOf(content []byte, mt types.MediaType, level int) (v1.Layer, error) {
+	gz, err := gzipped(content, level)
+	if err != nil {
+		return nil, err
+	}
+	return compressedLayer(gz, mt)
+}
+
+func gzipped(content []byte, level int) ([]byte, error) {
 	var buf bytes.Buffer
 	zw, err := gzip.NewWriterLevel(&buf, level)
 	if err != nil {
@@ -204,8 +209,13 @@ func layerOf(content []byte, mt types.MediaType, level int) (v1.Layer, error) {
 	if err := zw.Close(); err != nil {
 		return nil, fmt.Errorf("layer: %w", err)
 	}
-	compressed := buf.Bytes()
-	open := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(compressed)), nil }
+	return buf.Bytes(), nil
+}
+
+// compressedLayer is a layer of media type mt served from gz, already
+// compressed, so digesting and pushing it compress nothing.
+func compressedLayer(gz []byte, mt types.MediaType) (v1.Layer, error) {
+	open := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(gz)), nil }
 	l, err := tarball.LayerFromOpener(open, tarball.WithMediaType(mt))
 	if err != nil {
 		return nil, fmt.Errorf("layer: %w", err)

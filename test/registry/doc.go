@@ -11,6 +11,14 @@
 // simulated node's image pull does, so the simulated kubelet's imageIDs are
 // real digests and a missing tag fails to pull.
 //
+// A runnable registry (Options.Runnable, for a world of real nodes) makes
+// Push build program images of test/images instead of random layers: the
+// app with the tag as its version (the sidecar for a sidecar's
+// repository, or the program WithProgram names), its crash switch on for
+// WithCrash, WithEnv's settings after, and a fresh random padding of the
+// push's size, so every push still has a new digest and the tests push as
+// they do on simulated nodes. PushImage pushes an image the caller built.
+//
 // It must not fake any of this: no hand-written events, no mocked registry.
 // It is test support only and is never imported by production code.
 //

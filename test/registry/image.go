@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/rand"
 	"fmt"
 	"io"
@@ -52,6 +53,7 @@ func buildImage(c pushConfig, p v1.Platform) (v1.Image, error) {
 	cf = cf.DeepCopy()
 	cf.OS, cf.Architecture, cf.Variant = p.OS, p.Architecture, p.Variant
 	cf.Config.Labels = maps.Clone(c.labels)
+	cf.Config.Env = append([]string(nil), c.env...)
 	img, err = mutate.ConfigFile(img, cf)
 	if err != nil {
 		return nil, fmt.Errorf("build image: config: %w", err)
@@ -59,17 +61,17 @@ func buildImage(c pushConfig, p v1.Platform) (v1.Image, error) {
 	return img, nil
 }
 
-// buildIndex makes a multi-platform index with one random image per
-// platform in c.platforms: an OCI index with c.oci, else a Docker manifest
+// buildIndex makes a multi-platform index with one image per platform in
+// c.platforms, each made by build: an OCI index with c.oci, else a Docker manifest
 // list (what a docker buildx push makes).
-func buildIndex(c pushConfig) (v1.ImageIndex, error) {
+func buildIndex(ctx context.Context, build imageBuilder, c pushConfig) (v1.ImageIndex, error) {
 	var base v1.ImageIndex = empty.Index
 	if !c.oci {
 		base = mutate.IndexMediaType(base, types.DockerManifestList)
 	}
 	adds := make([]mutate.IndexAddendum, 0, len(c.platforms))
 	for _, p := range c.platforms {
-		img, err := buildImage(c, p)
+		img, err := build(ctx, c, p)
 		if err != nil {
 			return nil, fmt.Errorf("build index: %w", err)
 		}

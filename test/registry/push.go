@@ -3,10 +3,13 @@ package registry
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/inplace-dev/inplace/test/images"
 )
 
 // DefaultImageSize is the total layer size of a pushed image unless
@@ -18,6 +21,9 @@ type PushOption func(*pushConfig)
 
 type pushConfig struct {
 	size      int64
+	sizeSet   bool
+	env       []string
+	program   images.Program
 	layers    int
 	labels    map[string]string
 	platforms []v1.Platform
@@ -28,7 +34,7 @@ type pushConfig struct {
 // WithSize sets the total uncompressed layer size in bytes; random content
 // barely compresses, so the pushed (compressed) size is about the same.
 func WithSize(bytes int64) PushOption {
-	return func(c *pushConfig) { c.size = bytes }
+	return func(c *pushConfig) { c.size, c.sizeSet = bytes, true }
 }
 
 // WithSizeMB sets the total layer size in MiB, for modelling pull time.
@@ -47,6 +53,28 @@ func WithLabel(key, value string) PushOption {
 // WithCrash marks the image as one whose containers crash: it sets
 // CrashLabel=true in the config (of every platform image of an index).
 func WithCrash() PushOption { return WithLabel(CrashLabel, "true") }
+
+// WithEnv adds env entries (KEY=VALUE) to the image config: in runnable
+// mode, settings of the program (test/images/settings), e.g.
+// "APP_ERROR_RATE=0.1" or "APP_START_DELAY=2s".
+func WithEnv(entries ...string) PushOption {
+	return func(c *pushConfig) {
+		for _, e := range entries {
+			if k, _, ok := strings.Cut(e, "="); !ok || k == "" {
+				c.err = fmt.Errorf("env entry %q: want KEY=VALUE", e)
+				return
+			}
+		}
+		c.env = append(c.env, entries...)
+	}
+}
+
+// WithProgram chooses the program a runnable push runs (by default the
+// app, or the sidecar for a sidecar's repository; see Options.Runnable).
+// It changes nothing on a registry that is not runnable.
+func WithProgram(p images.Program) PushOption {
+	return func(c *pushConfig) { c.program = p }
+}
 
 // WithPlatforms pushes a multi-platform index instead of a single image:
 // one random image per platform ("os/arch[/variant]"), each pushed by
@@ -86,6 +114,9 @@ func newPushConfig(opts []PushOption) (pushConfig, error) {
 
 // Push builds a random image (or, WithPlatforms, an index) and pushes it to
 // repo:tag, returning the digest the registry serves for the tag.
+//
+// On a runnable registry (Options.Runnable) the image is a program image
+// instead (see runnableImage); a push still makes a new digest every time.
 func (r *Registry) Push(ctx context.Context, repo, tag string, opts ...PushOption) (string, error) {
 	c, err := newPushConfig(opts)
 	if err != nil {
@@ -95,7 +126,7 @@ func (r *Registry) Push(ctx context.Context, repo, tag string, opts ...PushOptio
 	if err != nil {
 		return "", fmt.Errorf("push %s:%s: %w", repo, tag, err)
 	}
-	d, err := r.write(ctx, ref, c)
+	d, err := r.write(ctx, ref, r.builder(repo, tag), c)
 	if err != nil {
 		return "", fmt.Errorf("push %s: %w", ref, err)
 	}
@@ -119,9 +150,23 @@ func (r *Registry) PushImage(ctx context.Context, repo, tag string, img v1.Image
 	return d.String(), nil
 }
 
-func (r *Registry) write(ctx context.Context, ref name.Tag, c pushConfig) (v1.Hash, error) {
+// imageBuilder builds the image of one platform of a push.
+type imageBuilder func(ctx context.Context, c pushConfig, p v1.Platform) (v1.Image, error)
+
+// builder is how r builds the images of a push of repo:tag: random
+// layers, or on a runnable registry the program image for linux/amd64.
+func (r *Registry) builder(repo, tag string) imageBuilder {
+	return func(ctx context.Context, c pushConfig, p v1.Platform) (v1.Image, error) {
+		if r.runnable && p.OS == defaultPlatform.OS && p.Architecture == defaultPlatform.Architecture {
+			return runnableImage(ctx, c, repo, tag)
+		}
+		return buildImage(c, p)
+	}
+}
+
+func (r *Registry) write(ctx context.Context, ref name.Tag, build imageBuilder, c pushConfig) (v1.Hash, error) {
 	if len(c.platforms) > 0 {
-		idx, err := buildIndex(c)
+		idx, err := buildIndex(ctx, build, c)
 		if err != nil {
 			return v1.Hash{}, err
 		}
@@ -130,7 +175,7 @@ func (r *Registry) write(ctx context.Context, ref name.Tag, c pushConfig) (v1.Ha
 		}
 		return idx.Digest()
 	}
-	img, err := buildImage(c, defaultPlatform)
+	img, err := build(ctx, c, defaultPlatform)
 	if err != nil {
 		return v1.Hash{}, err
 	}

@@ -27,6 +27,10 @@ type Options struct {
 	// Logger receives Distribution's logs (its info logs at debug level).
 	// Nil discards them.
 	Logger *slog.Logger
+	// Runnable makes Push build images a real node can run (see
+	// runnable.go): the app of test/images with the tag as its version,
+	// instead of random layers. Test worlds of real nodes set it.
+	Runnable bool
 }
 
 // Registry is a running in-process Distribution registry.
@@ -38,6 +42,7 @@ type Registry struct {
 	base      context.Context
 	server    *http.Server
 	transport *http.Transport
+	runnable  bool
 
 	mu     sync.Mutex // serialises SetNotify
 	app    atomic.Pointer[handlers.App]
@@ -58,6 +63,7 @@ func Start(ctx context.Context, opts Options) (*Registry, error) {
 		return nil, fmt.Errorf("start registry: listen: %w", err)
 	}
 	r := newRegistry(ctx, ln.Addr().String(), opts.Logger)
+	r.runnable = opts.Runnable
 	routeLogs(r.logger)
 	if err := r.SetNotify(opts.Notify); err != nil {
 		unrouteLogs(r.logger)
