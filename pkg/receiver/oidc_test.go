@@ -109,7 +109,7 @@ func TestOIDC(t *testing.T) {
 		{"other service account", "Bearer " + iss.sign(t, with("email", "someone@example.com"), iss.key), http.StatusUnauthorized},
 		{"email not verified", "Bearer " + iss.sign(t, with("email_verified", false), iss.key), http.StatusUnauthorized},
 	}
-	g := loadGolden(t, registry.GAR, "docs_insert")
+	g := loadGolden(t, registry.GAR, "docs_insert_full_digest")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h, pub, _ := newTest(t, Config{Routes: []Route{{Name: "gar", Format: registry.GAR, Auth: iss.auth()}}})
@@ -144,7 +144,7 @@ func TestOIDCWithJWKSURL(t *testing.T) {
 	a := iss.auth()
 	a.JWKSURL = iss.url + "/keys"
 	h, _, _ := newTest(t, Config{Routes: []Route{{Name: "gar", Format: registry.GAR, Auth: a}}})
-	g := loadGolden(t, registry.GAR, "docs_insert")
+	g := loadGolden(t, registry.GAR, "docs_insert_full_digest")
 	hdr := http.Header{"Authorization": {"Bearer " + iss.sign(t, iss.claims(), iss.key)}}
 	if w := post(t, h, "/hooks/gar", hdr, g.body); w.Code != http.StatusAccepted {
 		t.Fatalf("status %d (%s); want 202", w.Code, w.Body)

@@ -198,3 +198,24 @@ func TestTwoReceiversShareTheMetrics(t *testing.T) {
 		t.Errorf("ignored = %v; want 2", got)
 	}
 }
+
+// A delivery whose digest is malformed is refused with 400 naming the
+// field, and nothing is published: a push is never taken without the
+// digest its registry sent.
+func TestMalformedDigestIsRefused(t *testing.T) {
+	const digest = "sha256:79cdab9da13c4af164892fbd79a29165562d3d58abd51089477041633d5a3564"
+	body := loadGolden(t, registry.Distribution, "v3_push").body
+	if !bytes.Contains(body, []byte(digest)) {
+		t.Fatal("the fixture's digest changed")
+	}
+	for _, bad := range []string{"md5:abcd", digest[:len(digest)-2], digest[:len(digest)-1] + "z"} {
+		h, pub, _ := newTest(t, Config{Routes: []Route{openRoute(registry.Distribution)}})
+		w := post(t, h, "/hooks/r", nil, bytes.ReplaceAll(body, []byte(digest), []byte(bad)))
+		if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "events[0].target.digest") {
+			t.Errorf("digest %q: %d %s; want 400 naming events[0].target.digest", bad, w.Code, w.Body)
+		}
+		if n := len(pub.published()); n != 0 {
+			t.Errorf("digest %q: published %d events", bad, n)
+		}
+	}
+}

@@ -131,9 +131,6 @@ func (h *Receiver) deliver(w http.ResponseWriter, r *http.Request, rt *route, bo
 		h.finish(w, r, rt, http.StatusBadRequest, resultRejected, errorBody(err.Error()))
 		return
 	}
-	if len(res.Notes) > 0 {
-		h.log.InfoContext(r.Context(), "webhook payload repaired", "route", rt.name, "notes", res.Notes)
-	}
 	if len(res.Pushes) == 0 {
 		h.finish(w, r, rt, http.StatusOK, resultIgnored, map[string]string{"ignored": res.Ignored})
 		return

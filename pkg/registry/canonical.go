@@ -38,9 +38,9 @@ var dockerHosts = map[string]bool{
 // otherwise be read as the first path component of a Docker Hub name.
 const placeholder = "placeholder.invalid"
 
-// canonical returns p as a canonical ImagePushedData, with notes on what it
-// dropped. It may have neither tag nor digest left: the caller decides.
-func (p rawPush) canonical(f Format, override string) (events.ImagePushedData, []string, error) {
+// canonical returns p as a canonical ImagePushedData. It may have neither
+// tag nor digest: the caller decides.
+func (p rawPush) canonical(f Format, override string) (events.ImagePushedData, error) {
 	var d events.ImagePushedData
 	host, repo := p.host, p.repo
 	if override != "" && !p.hostFinal {
@@ -48,21 +48,21 @@ func (p rawPush) canonical(f Format, override string) (events.ImagePushedData, [
 	}
 	host, err := canonicalHost(host, p.hostField)
 	if err != nil {
-		return d, nil, err
+		return d, err
 	}
 	repo, err = canonicalRepo(host, repo, p.repoField)
 	if err != nil {
-		return d, nil, err
+		return d, err
 	}
-	tag, digest, notes, err := p.version()
+	tag, digest, err := p.version()
 	if err != nil {
-		return d, nil, err
+		return d, err
 	}
 	d = events.ImagePushedData{
 		Registry: host, Repository: repo, Tag: tag, Digest: digest,
 		PushedAt: sane(p.at), Origin: string(f),
 	}
-	return d, notes, nil
+	return d, nil
 }
 
 // withPrefix splits "host[/path]" and puts its path before repo.
@@ -107,25 +107,26 @@ func canonicalRepo(host, repo, field string) (string, error) {
 }
 
 // version checks the tag and digest. A tag that is a digest (Harbor and
-// Gitea write the digest there for an untagged push) becomes the digest; a
-// malformed digest is dropped with a note: the push is still a push of the
-// tag, and a digest that cannot be pinned is no digest.
-func (p rawPush) version() (tag, digest string, notes []string, err error) {
+// Gitea write the digest there for an untagged push) becomes the digest. A
+// malformed digest (another algorithm, a wrong length, not hex) is an
+// error naming its field: a push whose digest cannot be trusted is refused
+// rather than taken as a push of its tag alone.
+func (p rawPush) version() (tag, digest string, err error) {
 	tag, digest = strings.TrimSpace(p.tag), strings.TrimSpace(p.digest)
+	digestField := p.digestField
 	if strings.HasPrefix(tag, "sha256:") {
 		if digest == "" {
-			digest = tag
+			digest, digestField = tag, p.tagField
 		}
 		tag = ""
 	}
 	if tag != "" && !tagRE.MatchString(tag) {
-		return "", "", nil, fieldErr(p.tagField, fmt.Sprintf("%q is not a valid tag", p.tag))
+		return "", "", fieldErr(p.tagField, fmt.Sprintf("%q is not a valid tag", p.tag))
 	}
 	if digest != "" && !events.ValidDigest(digest) {
-		notes = append(notes, fmt.Sprintf("%s: %q is not a sha256:<64 hex> digest; dropped", p.digestField, digest))
-		digest = ""
+		return "", "", fieldErr(digestField, fmt.Sprintf("%q is not a sha256:<64 hex> digest", digest))
 	}
-	return tag, digest, notes, nil
+	return tag, digest, nil
 }
 
 // sane keeps times an event can carry: a zero year-1 time ("0001-01-01",

@@ -3,6 +3,7 @@ package registry
 import (
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,7 +39,7 @@ func TestCanonical(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, _, err := tt.p.canonical("test", tt.override)
+			got, err := tt.p.canonical("test", tt.override)
 			if err != nil {
 				t.Fatalf("canonical: %v", err)
 			}
@@ -53,6 +54,7 @@ func TestCanonical(t *testing.T) {
 func TestCanonicalErrorsNameTheField(t *testing.T) {
 	f := rawPush{hostField: "h", repoField: "r", tagField: "t", digestField: "d"}
 	with := func(host, repo, tag string) rawPush { p := f; p.host, p.repo, p.tag = host, repo, tag; return p }
+	withDigest := func(digest string) rawPush { p := with("h.example", "a", "1"); p.digest = digest; return p }
 	tests := []struct {
 		name  string
 		p     rawPush
@@ -64,10 +66,16 @@ func TestCanonicalErrorsNameTheField(t *testing.T) {
 		{"repository with a tag", with("h.example", "a:1", "1"), "r"},
 		{"bad repository", with("h.example", "a//b", "1"), "r"},
 		{"bad tag", with("h.example", "a", "no spaces"), "t"},
+		{"another algorithm", withDigest("md5:abcd"), "d"},
+		{"a short digest", withDigest("sha256:" + strings.Repeat("a", 63)), "d"},
+		{"a long digest", withDigest("sha256:" + strings.Repeat("a", 65)), "d"},
+		{"a digest not hex", withDigest("sha256:" + strings.Repeat("g", 64)), "d"},
+		{"an upper-case digest", withDigest("sha256:" + strings.Repeat("A", 64)), "d"},
+		{"a malformed digest in the tag", with("h.example", "a", "sha256:abc123"), "t"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := tt.p.canonical("test", "")
+			_, err := tt.p.canonical("test", "")
 			var fe *events.FieldError
 			if !errors.As(err, &fe) || fe.Field != tt.field {
 				t.Fatalf("err = %v; want a FieldError on %q", err, tt.field)

@@ -48,9 +48,6 @@ type Result struct {
 	// Ignored, set only when Pushes is empty, says why the delivery carries
 	// no push ("action delete", "test notification", ...).
 	Ignored string
-	// Notes record what the parser repaired or dropped (a malformed digest),
-	// for the receiver's log.
-	Notes []string
 }
 
 // Parser reads one delivery. A malformed payload is an error, always a
@@ -131,7 +128,7 @@ func (g found) finish(f Format, digestOnly bool, override string) (Result, error
 	seen := map[string]bool{}
 	skipped := g.skipped
 	for _, p := range g.pushes {
-		d, notes, err := p.canonical(f, override)
+		d, err := p.canonical(f, override)
 		if err != nil {
 			return Result{}, err
 		}
@@ -143,7 +140,6 @@ func (g found) finish(f Format, digestOnly bool, override string) (Result, error
 			skipped = append(skipped, artifact)
 			continue
 		}
-		r.Notes = append(r.Notes, notes...)
 		if err := d.Validate(); err != nil {
 			return Result{}, fieldErr(p.tagField, "needs a tag or a digest")
 		}
