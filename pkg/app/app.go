@@ -208,7 +208,7 @@ func (a *App) buildReceiver(p *config.Process, b *bus.Bus, reg prometheus.Regist
 	// A delivery older than the stream's dedup window is refused: within
 	// it, the stream drops a replay by its event id.
 	r, err := receiver.New(cfg, b, receiver.Options{Logger: log.With("function", "receiver"), Metrics: reg,
-		MaxAge: p.Bus.DuplicateWindow()})
+		MaxAge: p.Bus.DuplicateWindow(), TrustedProxies: p.TrustedProxies})
 	if err != nil {
 		return err
 	}

@@ -119,7 +119,8 @@ func NewKnativeReceiver(p *config.Process, pub receiver.Publisher, reg prometheu
 	if err != nil {
 		return nil, err
 	}
-	r, err := receiver.New(cfg, pub, receiver.Options{Logger: log.With("function", "receiver"), Metrics: reg})
+	r, err := receiver.New(cfg, pub, receiver.Options{Logger: log.With("function", "receiver"), Metrics: reg,
+		TrustedProxies: p.TrustedProxies})
 	if err != nil {
 		return nil, err
 	}

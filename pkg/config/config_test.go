@@ -150,3 +150,28 @@ func TestBindFlagsNamesABadVariable(t *testing.T) {
 		t.Errorf("err = %v; want it to name INPLACE_WORKERS", err)
 	}
 }
+
+// --trusted-proxies (INPLACE_TRUSTED_PROXIES) lists the receiver's proxies,
+// comma-separated; the flag wins over the variable.
+func TestTrustedProxiesFlag(t *testing.T) {
+	t.Setenv("INPLACE_TRUSTED_PROXIES", "10.0.0.0/8,192.168.1.1")
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{nil, []string{"10.0.0.0/8", "192.168.1.1"}},
+		{[]string{"--trusted-proxies=172.16.0.0/12", "--trusted-proxies=2001:db8::/32"}, []string{"172.16.0.0/12", "2001:db8::/32"}},
+	} {
+		var p Process
+		fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+		if err := BindFlags(fs, &p); err != nil {
+			t.Fatal(err)
+		}
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.want, p.TrustedProxies); diff != "" {
+			t.Errorf("%v (-want +got):\n%s", tc.args, diff)
+		}
+	}
+}

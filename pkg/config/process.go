@@ -54,6 +54,11 @@ type Process struct {
 	Namespace string
 	// HooksConfig is the receiver's route file (formats, auth, limits).
 	HooksConfig string
+	// TrustedProxies are the CIDRs (or addresses) of the proxies in front
+	// of the receiver (an ingress) whose X-Forwarded-For names the client;
+	// set, they replace the route file's trustedProxies. The receiver
+	// checks them when it starts.
+	TrustedProxies []string
 	// WatchPods runs the pod watcher that feeds verify.
 	WatchPods bool
 	// Workers is how many events of one function are handled at once.
@@ -167,6 +172,12 @@ func BindFlags(fs *pflag.FlagSet, p *Process) error {
 	_ = fs.MarkHidden("namespace")
 	str(&p.Namespace, "config-namespace", p.Namespace, "namespace of inplace itself: the config-inplace ConfigMap")
 	str(&p.HooksConfig, "hooks-config", "", "webhook routes file (formats, auth, limits)")
+	var proxies []string
+	if v, ok := os.LookupEnv(env("trusted-proxies")); ok && v != "" {
+		proxies = strings.Split(v, ",")
+	}
+	fs.StringSliceVar(&p.TrustedProxies, "trusted-proxies", proxies, "CIDRs of the proxies (an ingress) whose X-Forwarded-For names "+
+		"a webhook's client; replaces the hooks config's trustedProxies (env "+env("trusted-proxies")+")")
 	str(&p.LogLevel, "log-level", "info", "debug, info, warn or error")
 	boolean(&p.WatchPods, "watch-pods", true, "run the pod watcher that feeds verify")
 	num(&p.Workers, "workers", DefaultWorkers, "events of one function handled at once")

@@ -17,8 +17,9 @@ import (
 const maxClients = 4096
 
 // clients limits failed authentications per client. A client whose bucket
-// is empty is refused before its body is read, so that a flood of forged
-// deliveries costs neither HMACs nor the routes' rate limits.
+// is empty has its failed deliveries answered 429 with a Retry-After; a
+// delivery that authenticates never takes from the bucket and is never
+// refused by it, whatever else comes from its address.
 type clients struct {
 	limit   RateLimit
 	proxies []netip.Prefix
@@ -116,8 +117,9 @@ func (c *clients) trusted(ip netip.Addr) bool {
 	return false
 }
 
-// parseCIDR reads "10.0.0.0/8" or a single address.
-func parseCIDR(s string) (netip.Prefix, error) {
+// ParseCIDR reads "10.0.0.0/8" or a single address (a /32 or /128).
+func ParseCIDR(s string) (netip.Prefix, error) {
+	s = strings.TrimSpace(s)
 	if !strings.Contains(s, "/") {
 		ip, err := netip.ParseAddr(s)
 		if err != nil {

@@ -20,9 +20,10 @@ type Config struct {
 	// client that sends slowly is answered 408 and its connection freed.
 	ReadTimeout Duration `json:"readTimeout,omitempty"`
 	// AuthFailures limits failed authentications per client, over all
-	// routes (default 10 a minute, burst 10): beyond it the client is
-	// answered 429 before its body is read, whatever it sends, while other
-	// clients and the routes' own rate limits are untouched.
+	// routes (default 10 a minute, burst 10): beyond it the client's
+	// failed deliveries are answered 429 with a Retry-After instead of 401.
+	// A delivery that authenticates is never charged to it nor refused by
+	// it, and other clients and the routes' own rate limits are untouched.
 	AuthFailures *RateLimit `json:"authFailures,omitempty"`
 	// TrustedProxies are the CIDRs of proxies (an ingress) whose
 	// X-Forwarded-For names the client; without them the client is the
@@ -140,7 +141,7 @@ func (c Config) Validate() error {
 		return keyErr("authFailures", "perSecond must be positive and burst not negative")
 	}
 	for i, p := range c.TrustedProxies {
-		if _, err := parseCIDR(p); err != nil {
+		if _, err := ParseCIDR(p); err != nil {
 			return keyErr(fmt.Sprintf("trustedProxies[%d]", i), err.Error())
 		}
 	}

@@ -8,8 +8,8 @@
 // authentication (hmac, token, urltoken, oidc, or none, which must be
 // written out), a body limit, a cap on the images of one delivery and a rate
 // limit of authenticated deliveries; failed authentications are limited per
-// client, before any body is read, and each body must arrive within the read
-// timeout. Comparisons of secrets are
+// client (a delivery that authenticates is never refused by that limit),
+// and each body must arrive within the read timeout. Comparisons of secrets are
 // constant-time; a 401 never says more than "missing token" or "signature
 // mismatch".
 //

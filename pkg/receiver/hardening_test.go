@@ -66,13 +66,16 @@ func TestForgedDeliveriesDoNotThrottleGenuineOnes(t *testing.T) {
 	}
 }
 
-// A client that failed to authenticate too often is refused before its body
-// is read, even with the right credentials, until its bucket refills;
-// behind a trusted proxy the client is the X-Forwarded-For address.
+// A client that failed to authenticate too often has its failures answered
+// 429 until its bucket refills; a delivery from the same address that
+// authenticates is accepted and takes nothing from the bucket (a registry
+// behind a NAT or an ingress shared with junk senders). Behind a trusted
+// proxy the client is the X-Forwarded-For address; an untrusted peer's
+// X-Forwarded-For is not believed.
 func TestFailedAuthenticationsAreLimitedPerClient(t *testing.T) {
 	cfg := Config{Routes: []Route{tokenRoute()}, AuthFailures: &RateLimit{PerSecond: 0.5, Burst: 2},
 		TrustedProxies: []string{"10.0.0.0/8"}}
-	h, _, _ := newTest(t, cfg)
+	h, pub, _ := newTest(t, cfg)
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	h.clients.now = func() time.Time { return now }
 	body := loadGolden(t, registry.DockerHub, "docs_push").body
@@ -92,19 +95,67 @@ func TestFailedAuthenticationsAreLimitedPerClient(t *testing.T) {
 			t.Fatalf("failure %d: %d", i, w.Code)
 		}
 	}
-	w := postFrom(t, h, "10.1.2.3:443", with(via("203.0.113.9"), genuine), body)
+	w := postFrom(t, h, "10.1.2.3:443", with(via("203.0.113.9"), forged), body)
 	if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") != "2" {
 		t.Fatalf("blocked client: %d Retry-After %q; want 429 after 2s", w.Code, w.Header().Get("Retry-After"))
 	}
-	if w := postFrom(t, h, "10.1.2.3:443", with(via("198.51.100.7"), genuine), body); w.Code != http.StatusAccepted {
+	for i := range 3 {
+		if w := postFrom(t, h, "10.1.2.3:443", with(via("203.0.113.9"), genuine), body); w.Code != http.StatusAccepted {
+			t.Fatalf("genuine delivery %d from the blocked address: %d %s; want 202", i, w.Code, w.Body)
+		}
+	}
+	if got := ids(pub.published()); len(got) != 3 || got[0] != got[1] || got[1] != got[2] {
+		t.Errorf("published %v; want the one push three times (the stream drops the repeats by id)", got)
+	}
+	if w := postFrom(t, h, "10.1.2.3:443", with(via("203.0.113.9"), forged), body); w.Code != http.StatusTooManyRequests {
+		t.Fatalf("the genuine deliveries refilled the junk sender's bucket: %d", w.Code)
+	}
+	if w := postFrom(t, h, "10.1.2.3:443", with(via("198.51.100.7"), forged), body); w.Code != http.StatusUnauthorized {
 		t.Fatalf("another client behind the same proxy: %d %s", w.Code, w.Body)
 	}
-	if w := postFrom(t, h, "203.0.113.9:1", with(via("198.51.100.7"), genuine), body); w.Code != http.StatusTooManyRequests {
+	if w := postFrom(t, h, "203.0.113.9:1", with(via("198.51.100.7"), forged), body); w.Code != http.StatusTooManyRequests {
 		t.Fatalf("an untrusted peer's X-Forwarded-For was believed: %d", w.Code)
 	}
 	now = now.Add(2 * time.Second)
-	if w := postFrom(t, h, "10.1.2.3:443", with(via("203.0.113.9"), genuine), body); w.Code != http.StatusAccepted {
+	if w := postFrom(t, h, "10.1.2.3:443", with(via("203.0.113.9"), forged), body); w.Code != http.StatusUnauthorized {
 		t.Fatalf("after the bucket refilled: %d %s", w.Code, w.Body)
+	}
+}
+
+// --trusted-proxies replaces the config's trustedProxies: behind a proxy of
+// the flag, the client is the X-Forwarded-For address; the config's proxy
+// is then an ordinary peer. A malformed entry stops the receiver, named.
+func TestTrustedProxiesFromTheFlag(t *testing.T) {
+	cfg := Config{Routes: []Route{tokenRoute()}, AuthFailures: &RateLimit{PerSecond: 0.01, Burst: 1},
+		TrustedProxies: []string{"10.0.0.0/8"}}
+	h, err := New(cfg, &recorder{}, Options{Logger: discard(), MaxAge: fixturesAge, TrustedProxies: []string{"192.168.7.0/24", " 2001:db8::1 "}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := func(peer, xff string) int {
+		return postFrom(t, h, peer, http.Header{"Authorization": {"x"}, "X-Forwarded-For": {xff}},
+			loadGolden(t, registry.DockerHub, "docs_push").body).Code
+	}
+	if got := forged("192.168.7.4:443", "203.0.113.9"); got != http.StatusUnauthorized {
+		t.Fatalf("first failure: %d", got)
+	}
+	for _, tc := range []struct {
+		peer, xff string
+		want      int
+	}{
+		{"192.168.7.4:443", "203.0.113.9", http.StatusTooManyRequests}, // the same client, behind the flag's proxy
+		{"[2001:db8::1]:443", "203.0.113.9", http.StatusTooManyRequests},
+		{"192.168.7.4:443", "198.51.100.7", http.StatusUnauthorized}, // another client
+		{"10.1.2.3:443", "203.0.113.9", http.StatusUnauthorized},     // the config's proxy is a client now
+		{"10.1.2.3:443", "198.51.100.8", http.StatusTooManyRequests},
+	} {
+		if got := forged(tc.peer, tc.xff); got != tc.want {
+			t.Errorf("from %s for %s: %d; want %d", tc.peer, tc.xff, got, tc.want)
+		}
+	}
+	_, err = New(cfg, &recorder{}, Options{Logger: discard(), TrustedProxies: []string{"10.0.0.0/33"}})
+	if err == nil || !strings.Contains(err.Error(), "--trusted-proxies[0]") {
+		t.Errorf("a malformed --trusted-proxies: %v; want it named", err)
 	}
 }
 

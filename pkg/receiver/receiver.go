@@ -37,6 +37,10 @@ type Options struct {
 	MaxAge time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// TrustedProxies, when set, replace the config's trustedProxies
+	// (`inplace run --trusted-proxies`): CIDRs or addresses of the proxies
+	// whose X-Forwarded-For names the client.
+	TrustedProxies []string
 }
 
 // Receiver serves POST /hooks/<route>.
@@ -90,9 +94,9 @@ func New(cfg Config, pub Publisher, opts Options) (*Receiver, error) {
 	if h.readTimeout = cfg.ReadTimeout.Duration; h.readTimeout == 0 {
 		h.readTimeout = DefaultReadTimeout
 	}
-	clients, err := clientLimits(cfg)
+	clients, err := clientLimits(cfg, opts.TrustedProxies)
 	if err != nil {
-		return nil, fmt.Errorf("receiver config: %w", err)
+		return nil, err
 	}
 	h.clients = clients
 	for i, r := range cfg.Routes {
@@ -136,17 +140,22 @@ func newRoute(k string, r Route) (*route, error) {
 	return rt, nil
 }
 
-// clientLimits builds the per-client limit of failed authentications.
-func clientLimits(cfg Config) (*clients, error) {
+// clientLimits builds the per-client limit of failed authentications,
+// behind the trusted proxies of the flag (set) or of cfg.
+func clientLimits(cfg Config, flag []string) (*clients, error) {
 	l := DefaultAuthFailures
 	if cfg.AuthFailures != nil {
 		l = *cfg.AuthFailures
 	}
+	list, name := cfg.TrustedProxies, "receiver config: trustedProxies"
+	if len(flag) > 0 {
+		list, name = flag, "--trusted-proxies"
+	}
 	var proxies []netip.Prefix
-	for i, s := range cfg.TrustedProxies {
-		p, err := parseCIDR(s)
+	for i, s := range list {
+		p, err := ParseCIDR(s)
 		if err != nil {
-			return nil, keyErr(fmt.Sprintf("trustedProxies[%d]", i), err.Error())
+			return nil, fmt.Errorf("%s[%d]: %q: %w", name, i, s, err)
 		}
 		proxies = append(proxies, p)
 	}

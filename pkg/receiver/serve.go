@@ -30,11 +30,14 @@ const (
 	resultFailed       = "failed"
 )
 
-// ServeHTTP handles one delivery: route, method, the client's failed
-// authentications, content type, body, credentials, the route's rate,
-// parse, publish. Authentication comes before the route's rate limit, so
-// that forged deliveries cannot use up a genuine registry's share (GitHub
-// and Docker Hub do not deliver again after a 429).
+// ServeHTTP handles one delivery: route, method, content type, body,
+// credentials, the client's failed authentications, the route's rate,
+// parse, publish. Authentication comes first: an authenticated delivery is
+// never charged to, nor refused by, the per-client limit of failed
+// authentications, so a registry is not blocked by junk sent from its
+// address (a NAT, an ingress); and it comes before the route's rate limit,
+// so that forged deliveries cannot use up a genuine registry's share
+// (GitHub and Docker Hub do not deliver again after a 429).
 func (h *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt, token, ok := h.lookup(r.URL.Path)
 	if !ok {
@@ -45,12 +48,6 @@ func (h *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		h.finish(w, r, rt, http.StatusMethodNotAllowed, resultRejected, errorBody("only POST"))
-		return
-	}
-	client := h.clients.client(r)
-	if wait, blocked := h.clients.blocked(client); blocked {
-		w.Header().Set("Retry-After", strconv.Itoa(wait))
-		h.finish(w, r, rt, http.StatusTooManyRequests, resultBlocked, errorBody("too many failed authentications"))
 		return
 	}
 	if ct := r.Header.Get("Content-Type"); !registry.AcceptsContentType(rt.format, ct) {
@@ -64,7 +61,7 @@ func (h *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := rt.auth.check(r, token, body); err != nil {
-		h.denied(w, r, rt, client, err)
+		h.denied(w, r, rt, h.clients.client(r), err)
 		return
 	}
 	if wait, ok := rt.allow(); !ok {
@@ -112,16 +109,25 @@ func (h *Receiver) readBody(w http.ResponseWriter, r *http.Request, limit int64)
 	return body, 0, nil
 }
 
+// denied answers a delivery whose credentials did not pass: 401, or 429
+// once its client failed too often (charged either way, so a client that
+// keeps failing stays held off), or 503 when they could not be checked.
 func (h *Receiver) denied(w http.ResponseWriter, r *http.Request, rt *route, client netip.Addr, err error) {
 	var ua *unauthorized
-	if errors.As(err, &ua) {
-		h.clients.failed(client)
-		h.log.WarnContext(r.Context(), "webhook delivery refused", "route", rt.name, "error", err)
-		h.finish(w, r, rt, http.StatusUnauthorized, resultUnauthorized, errorBody(ua.Msg))
+	if !errors.As(err, &ua) {
+		h.log.ErrorContext(r.Context(), "webhook credentials not checked", "route", rt.name, "error", err)
+		h.finish(w, r, rt, http.StatusServiceUnavailable, resultFailed, errorBody("cannot verify credentials now"))
 		return
 	}
-	h.log.ErrorContext(r.Context(), "webhook credentials not checked", "route", rt.name, "error", err)
-	h.finish(w, r, rt, http.StatusServiceUnavailable, resultFailed, errorBody("cannot verify credentials now"))
+	wait, blocked := h.clients.blocked(client)
+	h.clients.failed(client)
+	if blocked {
+		w.Header().Set("Retry-After", strconv.Itoa(wait))
+		h.finish(w, r, rt, http.StatusTooManyRequests, resultBlocked, errorBody("too many failed authentications"))
+		return
+	}
+	h.log.WarnContext(r.Context(), "webhook delivery refused", "route", rt.name, "error", err)
+	h.finish(w, r, rt, http.StatusUnauthorized, resultUnauthorized, errorBody(ua.Msg))
 }
 
 // deliver parses the body and publishes its pushes.
