@@ -93,23 +93,23 @@ type podCheck struct {
 	state *inplace.State
 }
 
-// checkPod decides from the pod as the cluster shows it (nil when gone)
-// and its state annotation. It does no I/O.
+// checkPod decides from the pod as the cluster shows it (nil when gone):
+// what it shows became of the plan (inplace.AccountOf, as an outcome is
+// confirmed before it is recorded), then the deadlines. It does no I/O.
 func checkPod(r *rollout.Rollout, p *rollout.Pod, pod *corev1.Pod, now time.Time, w Watchdog) podCheck {
 	plan := podPlan(r, p)
-	if pod == nil || string(pod.UID) != p.UID {
-		return podCheck{kind: gone, typ: events.UpgradeFailed, outcome: events.OutcomeData{Plan: plan,
-			Outcome: events.OutcomeFailed, Reason: inplace.ReasonPodDeleted, Message: fmt.Sprintf("pod %s (uid %s) is gone", plan.Pod, p.UID)}}
+	a := inplace.AccountOf(pod, plan)
+	switch a.Stage {
+	case inplace.StageGone:
+		return podCheck{kind: gone, typ: a.Type, outcome: a.Outcome(plan)}
+	case inplace.StageEnded:
+		return podCheck{kind: ended, typ: a.Type, outcome: a.Outcome(plan)}
 	}
-	st, _ := inplace.ParseState(pod)
-	if st != nil && st.UpgradeID == p.UpgradeID && !st.Phase.Active() {
-		typ, outcome := outcomeOf(st.Phase)
-		return podCheck{kind: ended, typ: typ, outcome: events.OutcomeData{Plan: plan, Outcome: outcome,
-			Reason: st.Reason, Message: st.Message, PatchedAt: st.PatchedAt, FinishedAt: st.FinishedAt}}
-	}
-	patched := st != nil && st.UpgradeID == p.UpgradeID
+	patched := a.Stage == inplace.StageMoving || a.Stage == inplace.StagePassed
 	since, deadline, what := dispatchDeadline(r, p, w)
+	var st *inplace.State
 	if patched {
+		st, _ = inplace.ParseState(pod)
 		since, deadline, what = verifyDeadline(r, st, w)
 	}
 	if now.Before(deadline) {
@@ -157,23 +157,20 @@ func verifyDeadline(r *rollout.Rollout, st *inplace.State, w Watchdog) (time.Tim
 	return st.PatchedAt, st.PatchedAt.Add(d), "patched, not verified"
 }
 
-func outcomeOf(ph inplace.Phase) (typ, outcome string) {
-	switch ph {
-	case inplace.PhaseSucceeded:
-		return events.UpgradeSucceeded, events.OutcomeSucceeded
-	case inplace.PhaseRolledBack:
-		return events.UpgradeRolledBack, events.OutcomeRolledBack
-	}
-	return events.UpgradeFailed, events.OutcomeFailed
-}
-
 // podPlan is the plan of an in-flight pod as the rollout recorded it.
 func podPlan(r *rollout.Rollout, p *rollout.Pod) events.Plan {
-	return events.Plan{
+	plan := events.Plan{
 		UpgradeID: p.UpgradeID, Pod: events.PodRef{Namespace: r.Workload.Namespace, Name: p.Name, UID: p.UID, Node: p.Node},
 		Owner: r.Workload, Containers: p.Containers, Target: r.Target(), Wave: p.Wave,
 		GraceSeconds: r.Options.GraceSeconds, Prepull: r.Options.Prepull, ReadinessGate: p.ReadinessGate,
 		VerifySeconds: r.Options.VerifySeconds, MinReadySeconds: r.Options.MinReadySeconds, PlannedAt: p.PlannedAt,
 		Signer: r.Signer,
 	}
+	if r.Restart != nil {
+		plan.Restart = r.Restart.Plan()
+	}
+	if r.Resize != nil {
+		plan.Resize = r.Resize.Plan()
+	}
+	return plan
 }

@@ -73,6 +73,11 @@ type Deps struct {
 	// Decoded shares decoded records by revision with the process's other
 	// readers (the guards); nil decodes each read.
 	Decoded *rollout.Decoded
+	// Pods reads the pod an outcome is about before the outcome is
+	// recorded (the process's kube.Reader); nil: Cache.PodsOf. Fresh reads
+	// it from the API server when that contradicts the outcome; nil: the
+	// cache's word is final.
+	Pods, Fresh PodReader
 }
 
 // Function is compute-spec.

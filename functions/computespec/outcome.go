@@ -12,10 +12,14 @@ import (
 	"github.com/inplace-dev/inplace/pkg/settle"
 )
 
-// onOutcome records how one pod's upgrade ended and plans what that allows.
+// onOutcome records how one pod's upgrade ended, once its pod bears that
+// out (confirmOutcome), and plans what that allows.
 func (f *Function) onOutcome(ctx context.Context, in cloudevents.Event) ([]cloudevents.Event, error) {
 	o, err := events.As[events.OutcomeData](in)
 	if err != nil {
+		return nil, err
+	}
+	if err := f.confirmOutcome(ctx, in.Type(), o); err != nil {
 		return nil, err
 	}
 	return f.transition(ctx, in, o.Plan.Owner, func(r *rollout.Rollout) {

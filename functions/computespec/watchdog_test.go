@@ -70,6 +70,14 @@ func (c *fakeCluster) setState(name string, st inplace.State) {
 	c.pods[name].Annotations = map[string]string{inplace.StateAnnotation: st.Encode()}
 }
 
+// onTarget sets the pod of plan to its target, running.
+func (c *fakeCluster) onTarget(plan events.Plan) {
+	p := c.pods[plan.Pod.Name]
+	p.Spec.Containers[0].Image = plan.Containers[0].ToImage
+	p.Status.ContainerStatuses[0].ImageID = "r.example/shop/web@" + newDigest
+	p.Status.ContainerStatuses[0].RestartCount++
+}
+
 // watched is a compute-spec on a fake cluster, with a clock the test moves.
 type watched struct {
 	t     *testing.T
@@ -150,6 +158,7 @@ func TestWatchdogRecordsAnOutcomeThatNeverArrived(t *testing.T) {
 		t.Fatalf("a pod on time: %v, %s", got, x.rollout().Pods[a.Pod.Name].State)
 	}
 	// verify finished the pod; its upgrade.succeeded was lost.
+	x.c.onTarget(a)
 	x.c.setState(a.Pod.Name, inplace.State{UpgradeID: a.UpgradeID, Phase: inplace.PhaseSucceeded, Reason: "Updated",
 		PatchedAt: x.now, FinishedAt: x.now})
 	got := x.sweep(time.Second)
@@ -161,6 +170,7 @@ func TestWatchdogRecordsAnOutcomeThatNeverArrived(t *testing.T) {
 	if err != nil || b.Pod.Name == a.Pod.Name {
 		t.Fatalf("next plan %+v %v", b, err)
 	}
+	x.c.onTarget(b)
 	x.c.setState(b.Pod.Name, inplace.State{UpgradeID: b.UpgradeID, Phase: inplace.PhaseSucceeded, PatchedAt: x.now, FinishedAt: x.now})
 	got = x.sweep(time.Second)
 	if r := x.rollout(); r.Phase != rollout.Completed || len(got[events.RolloutCompleted]) != 1 {

@@ -105,6 +105,10 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 		cd := computespec.Deps{Cache: d.Cache, Store: d.Store, Defaults: d.Defaults,
 			Signatures: &signature.Verifier{Secrets: poll.ClientSecrets{Client: d.Kube}},
 			Syncer:     syncer, Recorder: rec, OptIn: d.OptIn, Log: d.Log.With("function", computespec.Name), Decoded: decoded}
+		cd.Fresh = kube.Live{Client: d.Kube}
+		if d.Reader != nil {
+			cd.Pods = d.Reader
+		}
 		wakes := d.Publish != nil && d.Informers != nil
 		if wakes {
 			cd.Pulls = d.Informers

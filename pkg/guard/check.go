@@ -161,12 +161,12 @@ func current(image, running string) policy.Current {
 
 // Reasons of a refusal (the outcome's and the Event's reason).
 const (
-	ReasonNotOptedIn          = "NotOptedIn"
+	ReasonNotOptedIn          = inplace.ReasonNotOptedIn
 	ReasonNotPlanned          = "NotPlanned"
 	ReasonNotTheOwner         = "NotTheOwner"
 	ReasonNotThePlan          = "NotThePlan"
 	ReasonNotTheRecordedImage = "NotTheRecordedImage"
-	ReasonPolicyRefuses       = "PolicyRefuses"
+	ReasonPolicyRefuses       = inplace.ReasonPolicyRefuses
 )
 
 // Refusal is why a write was refused.

@@ -12,8 +12,8 @@ import (
 // the outcome of a superseded upgrade only frees its pod for the new target.
 // inputID is the outcome event's id.
 func Record(r *Rollout, typ string, o events.OutcomeData, inputID string, now time.Time) {
-	p := r.Pods[o.Plan.Pod.Name]
-	if p == nil || p.UID != o.Plan.Pod.UID || p.UpgradeID != o.Plan.UpgradeID || (p.State != InFlight && !undone(p, typ, o)) {
+	p := Recordable(r, typ, o)
+	if p == nil {
 		return
 	}
 	r.UpdatedAt, r.ProgressAt = now, now
@@ -50,6 +50,17 @@ func Record(r *Rollout, typ string, o events.OutcomeData, inputID string, now ti
 		}
 		r.Message = o.Plan.Pod.String() + ": " + o.Message
 	}
+}
+
+// Recordable is the pod an outcome would change in r (Record), or nil when
+// it would change nothing: no pod of that UID in flight under that upgrade
+// (a duplicate, a late arrival), unless the outcome undoes its success.
+func Recordable(r *Rollout, typ string, o events.OutcomeData) *Pod {
+	p := r.Pods[o.Plan.Pod.Name]
+	if p == nil || p.UID != o.Plan.Pod.UID || p.UpgradeID != o.Plan.UpgradeID || (p.State != InFlight && !undone(p, typ, o)) {
+		return nil
+	}
+	return p
 }
 
 // undone: p's success was recorded, and o says the same attempt (the same

@@ -1,0 +1,114 @@
+package computespec
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/rollout"
+	"github.com/inplace-dev/inplace/pkg/settle"
+)
+
+// PodReader reads one pod, or answers NotFound (kube.Reader, kube.Live).
+type PodReader interface {
+	Pod(ctx context.Context, namespace, name string) (*corev1.Pod, error)
+}
+
+// confirmOutcome checks an outcome against its pod before it is recorded:
+// an outcome on the bus is a claim, and whoever holds a key patch-pod or
+// verify publish with can make one. What the pod shows became of the plan
+// the rollout record holds (inplace.AccountOf, as the watchdog reads a
+// pod) must bear the outcome out. The pod is read from the cache, and
+// from the API server when the cache contradicts the outcome (it may be
+// behind the write the outcome follows); an outcome the API server's pod
+// contradicts too is refused: a Warning Event naming the contradiction, a
+// permanent error (dead-lettered with the reason), nothing recorded. The
+// rollout goes on: the pod's real outcome comes from verify or the
+// watchdog. An outcome that would change nothing in the record is not
+// looked at (Record ignores it).
+func (f *Function) confirmOutcome(ctx context.Context, typ string, o events.OutcomeData) error {
+	key := rollout.Key(o.Plan.Owner)
+	raw, rev, err := f.d.Store.Get(ctx, key)
+	if err != nil || raw == nil {
+		return err
+	}
+	r, err := f.d.Decoded.Get(key, rev, raw)
+	if err != nil {
+		return settle.Permanent(wrap("decode rollout state", err))
+	}
+	p := rollout.Recordable(r, typ, o)
+	if p == nil {
+		return nil
+	}
+	plan := podPlan(r, p)
+	pod, err := f.cachedPod(ctx, r.Workload, p.Name)
+	if err != nil {
+		return err
+	}
+	why := inplace.AccountOf(pod, plan).Contradicts(typ, o.Reason)
+	if why != "" && f.d.Fresh != nil {
+		if pod, err = readPod(ctx, f.d.Fresh, r.Workload.Namespace, p.Name); err != nil {
+			return err
+		}
+		why = inplace.AccountOf(pod, plan).Contradicts(typ, o.Reason)
+	}
+	if why == "" {
+		return nil
+	}
+	return f.refuseOutcome(r, pod, typ, plan, why)
+}
+
+// cachedPod is the named pod of the workload from the cache (Pods, else
+// the workload's pods), nil when it has none.
+func (f *Function) cachedPod(ctx context.Context, w events.ObjectRef, name string) (*corev1.Pod, error) {
+	if f.d.Pods != nil {
+		return readPod(ctx, f.d.Pods, w.Namespace, name)
+	}
+	pods, err := f.d.Cache.PodsOf(w)
+	if err != nil {
+		return nil, wrap("pods of "+w.String(), err)
+	}
+	for _, p := range pods {
+		if p.Name == name {
+			return p, nil
+		}
+	}
+	return nil, nil
+}
+
+// readPod is the pod from r, nil when it is not found.
+func readPod(ctx context.Context, r PodReader, ns, name string) (*corev1.Pod, error) {
+	pod, err := r.Pod(ctx, ns, name)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, wrap("get pod "+ns+"/"+name, err)
+	}
+	return pod, nil
+}
+
+// refuseOutcome records why an outcome is not recorded (a Warning Event on
+// the pod, or on the workload when the pod is gone; a log line) and
+// returns the permanent error for its dead letter.
+func (f *Function) refuseOutcome(r *rollout.Rollout, pod *corev1.Pod, typ string, plan events.Plan, why string) error {
+	what := fmt.Sprintf("%s of upgrade %s", events.Short(typ), plan.UpgradeID)
+	f.d.Log.Warn("outcome refused", "pod", plan.Pod.String(), "upgrade", plan.UpgradeID, "outcome", events.Short(typ), "why", why)
+	if f.d.Recorder != nil {
+		var obj runtime.Object
+		if pod != nil {
+			obj = pod
+		} else if w, ok, err := f.d.Cache.Get(r.Workload); err == nil && ok {
+			obj, _ = w.Object.(runtime.Object)
+		}
+		if obj != nil {
+			f.d.Recorder.Eventf(obj, corev1.EventTypeWarning, EventRefused, "Refused %s for pod %s: %s", what, plan.Pod.Name, why)
+		}
+	}
+	return settle.Permanentf("compute-spec: %s for pod %s refused: %s", what, plan.Pod, why)
+}
