@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 )
 
 // pkgPrefix is the import path under which the programs live.
@@ -84,7 +85,31 @@ func buildUncached(ctx context.Context, p Program, cacheDir string) (binary, err
 	if err := goBuild(ctx, pkgPrefix+string(p), dir, path); err != nil {
 		return binary{}, err
 	}
+	prune(dir, string(p)+"-", path)
 	return binary{path: path, hash: hash}, nil
+}
+
+// staleAfter is the age after which prune removes a binary of other
+// sources (or a temporary file left by a killed build): no test binary
+// still uses it by then.
+const staleAfter = time.Hour
+
+// prune removes files in dir older than staleAfter that start with prefix
+// (other builds of the same program) or are temporary, except keep.
+func prune(dir, prefix, keep string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		path := filepath.Join(dir, e.Name())
+		if path == keep || !(strings.HasPrefix(e.Name(), prefix) || strings.HasPrefix(e.Name(), ".build-")) {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleAfter {
+			_ = os.Remove(path)
+		}
+	}
 }
 
 // goBuild compiles pkg into a temporary file in dir and renames it to

@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestBuildCache: concurrent builders into an empty cache all get the same
@@ -63,5 +66,39 @@ func TestBinaryMemoised(t *testing.T) {
 	}
 	if _, err := Binary(t.Context(), "nope"); err == nil {
 		t.Error("Binary(nope) succeeded, want an unknown program error")
+	}
+}
+
+// TestPrune: a build removes the program's binaries of other sources and
+// temporary files once they are old, and nothing young or of another
+// program.
+func TestPrune(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-2 * staleAfter)
+	files := map[string]time.Time{
+		"pause-0000000000000000": old, "pause-1111111111111111": time.Now(), ".build-123": old,
+		"app-0000000000000000": old, "pause-keep": old,
+	}
+	for name, mtime := range files {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, nil, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prune(dir, "pause-", filepath.Join(dir, "pause-keep"))
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	want := []string{"app-0000000000000000", "pause-1111111111111111", "pause-keep"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("left (-want +got):\n%s", diff)
 	}
 }
