@@ -123,6 +123,13 @@ type Plan struct {
 	// Resize is set when the plan changes containers' CPU and memory in
 	// place (a container.resize.requested) rather than their images.
 	Resize *ResizePlan `json:"resize,omitempty"`
+	// Attempt numbers this try at the pod's upgrade, from 0 (its first
+	// plan): a re-plan when a halted rollout resumes and each reminder of
+	// compute-spec's watchdog take the next, as the rollout record counts
+	// them. Every step event of the try derives its id from it
+	// (inplace.StepID), so a new try is never dropped as a copy of an
+	// earlier one the stream still remembers.
+	Attempt int `json:"attempt,omitempty"`
 }
 
 // Validate implements Validator.
@@ -157,6 +164,9 @@ func (p Plan) validate(path string) error {
 	}
 	if p.GraceSeconds < 0 {
 		return fieldErr(path+".graceSeconds", "must not be negative")
+	}
+	if p.Attempt < 0 {
+		return fieldErr(path+".attempt", "must not be negative")
 	}
 	return nil
 }

@@ -87,10 +87,16 @@ type podCheck struct {
 	// outcome is the outcome to record (ended, gone, expired).
 	outcome events.OutcomeData
 	typ     string
-	// nudge numbers the reminder, so each gets an id of its own.
+	// nudge numbers the reminder by the time past the deadline of the
+	// wait that began at since; each is recorded once (rollout.Remind), as
+	// a new try.
 	nudge int
-	// state and plan are the pod's, for lateVerify.
+	since time.Time
+	// state is the pod's, for lateVerify.
 	state *inplace.State
+	// pod is the record's, live the cluster's (late kinds only).
+	pod  *rollout.Pod
+	live *corev1.Pod
 }
 
 // checkPod decides from the pod as the cluster shows it (nil when gone):
@@ -118,9 +124,9 @@ func checkPod(r *rollout.Rollout, p *rollout.Pod, pod *corev1.Pod, now time.Time
 	late := now.Sub(deadline)
 	if n := int(late / w.NudgeEvery); n < w.Nudges && (patched || p.UpgradeID == r.UpgradeID) {
 		if patched {
-			return podCheck{kind: lateVerify, nudge: n, state: st}
+			return podCheck{kind: lateVerify, nudge: n, since: since, state: st}
 		}
-		return podCheck{kind: lateDispatch, nudge: n}
+		return podCheck{kind: lateDispatch, nudge: n, since: since}
 	}
 	return podCheck{kind: expired, typ: events.UpgradeFailed, outcome: events.OutcomeData{Plan: plan, Outcome: events.OutcomeFailed,
 		Reason: ReasonDeadline, Message: fmt.Sprintf("%s since %s; still not done %s after its deadline",
@@ -164,7 +170,7 @@ func podPlan(r *rollout.Rollout, p *rollout.Pod) events.Plan {
 		Owner: r.Workload, Containers: p.Containers, Target: r.Target(), Wave: p.Wave,
 		GraceSeconds: r.Options.GraceSeconds, Prepull: r.Options.Prepull, ReadinessGate: p.ReadinessGate,
 		VerifySeconds: r.Options.VerifySeconds, MinReadySeconds: r.Options.MinReadySeconds, PlannedAt: p.PlannedAt,
-		Signer: r.Signer,
+		Signer: r.Signer, Attempt: p.Attempt(),
 	}
 	if r.Restart != nil {
 		plan.Restart = r.Restart.Plan()

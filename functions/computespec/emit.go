@@ -8,6 +8,7 @@ import (
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/inplace"
 	"github.com/inplace-dev/inplace/pkg/rollout"
 	"github.com/inplace-dev/inplace/pkg/settle"
 )
@@ -87,7 +88,8 @@ func stalled(r *rollout.Rollout) bool {
 }
 
 // plannedEvent is upgrade.planned for one pod. Its id depends only on the
-// upgrade and the pod, so re-emitting it is always deduplicated.
+// upgrade, the pod and its try (inplace.StepID), so re-emitting it is
+// always deduplicated, and a re-plan (a resumed rollout) is not.
 func (f *Function) plannedEvent(in cloudevents.Event, r *rollout.Rollout, p *rollout.Pod) (cloudevents.Event, error) {
 	plan := events.Plan{
 		UpgradeID:       p.UpgradeID,
@@ -103,6 +105,7 @@ func (f *Function) plannedEvent(in cloudevents.Event, r *rollout.Rollout, p *rol
 		MinReadySeconds: r.Options.MinReadySeconds,
 		PlannedAt:       r.UpdatedAt,
 		Signer:          r.Signer,
+		Attempt:         p.Attempt(),
 	}
 	if r.Restart != nil {
 		plan.Restart = r.Restart.Plan()
@@ -110,8 +113,7 @@ func (f *Function) plannedEvent(in cloudevents.Event, r *rollout.Rollout, p *rol
 	if r.Resize != nil {
 		plan.Resize = r.Resize.Plan()
 	}
-	id := events.DeriveID(plan.UpgradeID+"/"+p.UID, events.UpgradePlanned, "")
-	e, err := events.Follow(in, id, events.UpgradePlanned, events.Source(Name), plan.Pod.String(), plan)
+	e, err := events.Follow(in, inplace.StepID(plan, events.UpgradePlanned), events.UpgradePlanned, events.Source(Name), plan.Pod.String(), plan)
 	if err != nil {
 		return e, settle.Permanent(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"time"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
@@ -95,30 +94,43 @@ func (f *Function) sweepOne(ctx context.Context, key string) ([]cloudevents.Even
 	if err != nil {
 		return nil, wrap("pods of "+r.Workload.String(), err)
 	}
-	checks, outs, err := f.checkInFlight(in, r, pods, now, w)
+	checks, reminders, outs, err := f.checkInFlight(in, r, pods, now, w)
 	if err != nil {
 		return nil, err
 	}
 	halt := r.Phase == rollout.Running && stalled(r) && now.Sub(progressAt(r)) > w.StallDeadline
 	replan := r.Phase == rollout.Running && stalled(r) && now.Sub(r.UpdatedAt) > quiet
-	if len(checks) == 0 && !halt && !replan {
+	if len(checks) == 0 && len(reminders) == 0 && !halt && !replan {
 		return outs, nil
 	}
-	more, err := f.transition(ctx, in, r.Workload, func(cur *rollout.Rollout) {
+	written, planned, err := f.replanRecord(ctx, in, r.Workload, func(cur *rollout.Rollout) {
 		for _, c := range checks {
 			rollout.Record(cur, c.typ, c.outcome, in.ID(), now)
+		}
+		for _, c := range reminders {
+			rollout.Remind(cur, c.pod.Name, c.pod.UID, c.pod.UpgradeID, c.since, c.nudge, now)
 		}
 		if halt && stalled(cur) {
 			rollout.Halt(cur, ReasonStalled, fmt.Sprintf("pods wait for a free slot (max-unavailable %d) and none came for %s",
 				cur.Options.Budget, now.Sub(progressAt(cur)).Round(time.Second)), in.ID(), now)
 		}
-	})
-	return append(outs, more...), err
+	}, false)
+	if err != nil || written == nil {
+		return outs, err
+	}
+	more, err := f.advance(ctx, in, written, planned)
+	if err != nil {
+		return outs, err
+	}
+	reminded, err := f.remind(in, written, reminders, now)
+	return append(append(outs, more...), reminded...), err
 }
 
-// checkInFlight looks at each pod in flight: the outcomes to record, and
-// the reminders to publish.
-func (f *Function) checkInFlight(in cloudevents.Event, r *rollout.Rollout, pods []*corev1.Pod, now time.Time, w Watchdog) ([]podCheck, []cloudevents.Event, error) {
+// checkInFlight looks at each pod in flight: the outcomes to record, the
+// reminders to record (each a new try: rollout.Remind), and the reminders
+// already recorded, published again (deduplicated unless the first was
+// lost).
+func (f *Function) checkInFlight(in cloudevents.Event, r *rollout.Rollout, pods []*corev1.Pod, now time.Time, w Watchdog) ([]podCheck, []podCheck, []cloudevents.Event, error) {
 	byName := make(map[string]*corev1.Pod, len(pods))
 	for _, p := range pods {
 		byName[p.Name] = p
@@ -130,55 +142,92 @@ func (f *Function) checkInFlight(in cloudevents.Event, r *rollout.Rollout, pods 
 		}
 	}
 	sort.Strings(names)
-	var checks []podCheck
+	var checks, reminders []podCheck
 	var outs []cloudevents.Event
 	for _, name := range names {
 		p, pod := r.Pods[name], byName[name]
 		c := checkPod(r, p, pod, now, w)
-		var e cloudevents.Event
-		var err error
 		switch c.kind {
 		case onTime:
 			continue
-		case lateDispatch:
-			e, err = f.remindPlan(in, r, p, c.nudge, now)
-		case lateVerify:
-			e, err = remindVerify(in, pod, c)
+		case lateDispatch, lateVerify:
+			c.pod, c.live = p, pod
+			if rollout.Due(p, c.since, c.nudge) {
+				reminders = append(reminders, c)
+				continue
+			}
+			e, err := f.reminder(in, r, c, now)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			outs = append(outs, e)
 		default:
 			f.d.Log.Warn("watchdog records an outcome", "pod", name, "upgrade", p.UpgradeID, "reason", c.outcome.Reason, "message", c.outcome.Message)
 			checks = append(checks, c)
-			continue
 		}
-		if err != nil {
-			return nil, nil, settle.Permanent(err)
-		}
-		f.d.Log.Warn("watchdog reminds a late step", "pod", name, "upgrade", p.UpgradeID, "event", e.Type(), "reminder", c.nudge+1)
-		outs = append(outs, e)
 	}
-	return checks, outs, nil
+	return checks, reminders, outs, nil
 }
 
-// remindPlan publishes upgrade.planned again, with an id of its own (the
-// first may have been dead-lettered, and its id is in the dedup window) and
-// a fresh planned-at, so pre-pull gives it its full time.
-func (f *Function) remindPlan(in cloudevents.Event, r *rollout.Rollout, p *rollout.Pod, nudge int, now time.Time) (cloudevents.Event, error) {
+// remind publishes the reminders recorded in written, each with the try
+// the record gave it.
+func (f *Function) remind(in cloudevents.Event, written *rollout.Rollout, reminders []podCheck, now time.Time) ([]cloudevents.Event, error) {
+	var outs []cloudevents.Event
+	for _, c := range reminders {
+		p := written.Pods[c.pod.Name]
+		if p == nil || p.State != rollout.InFlight || p.UID != c.pod.UID || p.UpgradeID != c.pod.UpgradeID || rollout.Due(p, c.since, c.nudge) {
+			continue // its outcome came meanwhile
+		}
+		c.pod = p
+		e, err := f.reminder(in, written, c, now)
+		if err != nil {
+			return outs, err
+		}
+		f.d.Log.Warn("watchdog reminds a late step", "pod", p.Name, "upgrade", p.UpgradeID, "event", e.Type(),
+			"reminder", c.nudge+1, "attempt", p.Attempt())
+		outs = append(outs, e)
+	}
+	return outs, nil
+}
+
+// reminder is the event that drives c's late step again, as the try
+// c.pod.Attempt().
+func (f *Function) reminder(in cloudevents.Event, r *rollout.Rollout, c podCheck, now time.Time) (cloudevents.Event, error) {
+	var e cloudevents.Event
+	var err error
+	if c.kind == lateVerify {
+		e, err = remindVerify(in, c.live, c.state, c.pod.Attempt())
+	} else {
+		e, err = remindPlan(in, r, c.pod, now)
+	}
+	if err != nil {
+		return e, settle.Permanent(err)
+	}
+	return e, nil
+}
+
+// remindPlan publishes upgrade.planned again as the pod's recorded try
+// (its step ids are that try's: the first try's may have been
+// dead-lettered, and its ids are in the dedup window), with a fresh
+// planned-at, so pre-pull gives it its full time.
+func remindPlan(in cloudevents.Event, r *rollout.Rollout, p *rollout.Pod, now time.Time) (cloudevents.Event, error) {
 	plan := podPlan(r, p)
 	plan.PlannedAt = now
-	id := events.DeriveID(plan.UpgradeID+"/"+p.UID, events.UpgradePlanned, "watchdog-"+strconv.Itoa(nudge))
-	e, err := events.Follow(in, id, events.UpgradePlanned, events.Source(Name), plan.Pod.String(), plan)
+	e, err := events.Follow(in, inplace.StepID(plan, events.UpgradePlanned), events.UpgradePlanned, events.Source(Name), plan.Pod.String(), plan)
 	if err == nil {
 		e.SetExtension(events.ExtUpgradeID, plan.UpgradeID)
 	}
 	return e, err
 }
 
-// remindVerify publishes pod.patched again from the pod's state, so verify
-// takes its next step (its own deadline has passed: roll back or fail).
-func remindVerify(in cloudevents.Event, pod *corev1.Pod, c podCheck) (cloudevents.Event, error) {
-	plan := inplace.PlanFromState(pod, c.state)
-	d := events.PatchedData{Plan: plan, ResourceVersion: pod.ResourceVersion, PatchedAt: c.state.PatchedAt}
-	id := events.DeriveID(inplace.StepID(plan, events.PodPatched), "watchdog", strconv.Itoa(c.nudge))
-	e, err := events.Follow(in, id, events.PodPatched, events.Source(Name), plan.Pod.String(), d)
+// remindVerify publishes pod.patched again from the pod's state, as the
+// try attempt, so verify takes its next step (its own deadline has passed:
+// roll back or fail) and reports it under that try's ids.
+func remindVerify(in cloudevents.Event, pod *corev1.Pod, st *inplace.State, attempt int) (cloudevents.Event, error) {
+	plan := inplace.PlanFromState(pod, st)
+	plan.Attempt = attempt
+	d := events.PatchedData{Plan: plan, ResourceVersion: pod.ResourceVersion, PatchedAt: st.PatchedAt}
+	e, err := events.Follow(in, inplace.StepID(plan, events.PodPatched), events.PodPatched, events.Source(Name), plan.Pod.String(), d)
 	if err == nil {
 		e.SetExtension(events.ExtUpgradeID, plan.UpgradeID)
 	}

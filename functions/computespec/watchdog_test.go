@@ -181,10 +181,13 @@ func TestWatchdogRecordsAnOutcomeThatNeverArrived(t *testing.T) {
 	}
 }
 
-// A pod whose plan was lost before it was patched is reminded (a new
-// upgrade.planned, an id of its own each time) after its deadline, then
-// given up: Failed with reason Deadline, and the rollout halts with the
-// reason; nothing is left in flight.
+// A pod whose plan was lost before it was patched is reminded after its
+// deadline, each reminder a new try recorded in the rollout record (an
+// upgrade.planned with the next attempt, its id that attempt's step id, so
+// pre-pull's and patch-pod's events for it are new too), then given up:
+// Failed with reason Deadline, and the rollout halts with the reason;
+// nothing is left in flight. A sweep again within a reminder's window
+// publishes that reminder again under the same id (the stream drops it).
 func TestWatchdogRemindsThenGivesUpALatePod(t *testing.T) {
 	w := computespec.Watchdog{Slack: 10 * time.Second, NudgeEvery: 30 * time.Second, Nudges: 2, PrepullTimeout: time.Minute}
 	x := newWatched(t, 2, w)
@@ -192,7 +195,7 @@ func TestWatchdogRemindsThenGivesUpALatePod(t *testing.T) {
 	if got := x.sweep(time.Minute + 9*time.Second); len(got) != 0 {
 		t.Fatalf("reminded before the deadline (grace 0 + prepull 1m + slack 10s): %v", got)
 	}
-	ids := map[string]bool{}
+	ids := map[string]bool{inplace.StepID(a, events.UpgradePlanned): true}
 	for i, after := range []time.Duration{2 * time.Second, 30 * time.Second} {
 		got := x.sweep(after)
 		if len(got[events.UpgradePlanned]) != 1 {
@@ -200,9 +203,17 @@ func TestWatchdogRemindsThenGivesUpALatePod(t *testing.T) {
 		}
 		e := got[events.UpgradePlanned][0]
 		p, _ := events.As[events.Plan](e)
-		if p.Pod != a.Pod || p.UpgradeID != a.UpgradeID || ids[e.ID()] || e.ID() == events.DeriveID(a.UpgradeID+"/"+a.Pod.UID, events.UpgradePlanned, "") {
-			t.Errorf("reminder %d: pod %v id %s; want the same plan under a new id", i+1, p.Pod, e.ID())
+		if p.Pod != a.Pod || p.UpgradeID != a.UpgradeID || p.Attempt != i+1 || ids[e.ID()] || e.ID() != inplace.StepID(p, events.UpgradePlanned) {
+			t.Errorf("reminder %d: pod %v attempt %d id %s; want the same plan as attempt %d, under that attempt's step id", i+1, p.Pod, p.Attempt, e.ID(), i+1)
 		}
+		if got := x.rollout().Pods[a.Pod.Name].Attempt(); got != i+1 {
+			t.Errorf("reminder %d: the record's attempt is %d", i+1, got)
+		}
+		again := x.sweep(time.Second)
+		if n := len(again[events.UpgradePlanned]); n != 1 || again[events.UpgradePlanned][0].ID() != e.ID() {
+			t.Errorf("reminder %d swept again: %v; want the same reminder, same id", i+1, again)
+		}
+		x.now = x.now.Add(-time.Second)
 		ids[e.ID()] = true
 	}
 	got := x.sweep(30 * time.Second)
@@ -240,6 +251,36 @@ func TestWatchdogRemindsVerify(t *testing.T) {
 	got = x.sweep(time.Minute)
 	if r := x.rollout(); r.Phase != rollout.Halted || r.Pods[a.Pod.Name].State != rollout.Failed || !strings.Contains(r.Message, "patched, not verified") {
 		t.Errorf("after the reminders: %s %s %q; events %v", r.Phase, r.Pods[a.Pod.Name].State, r.Message, got)
+	}
+}
+
+// A pod reminded while it waited to be patched, then patched by that
+// reminder's try, whose verify goes quiet, is reminded as soon as its
+// verify deadline passes: the reminders of a new wait count afresh. The
+// pod.patched reminder is the next try, and verify's outcome for it gets
+// that try's ids.
+func TestWatchdogRemindsVerifyAfterADispatchReminder(t *testing.T) {
+	x := newWatched(t, 1, computespec.Watchdog{Slack: 10 * time.Second, NudgeEvery: time.Minute, Nudges: 3,
+		PrepullTimeout: time.Minute, VerifySeconds: 60})
+	a := only(t, x.push())
+	got := x.sweep(time.Minute + 11*time.Second)
+	if len(got[events.UpgradePlanned]) != 1 {
+		t.Fatalf("events %v; want upgrade.planned reminded", got)
+	}
+	x.c.setState(a.Pod.Name, inplace.State{UpgradeID: a.UpgradeID, Phase: inplace.PhasePatched, PatchedAt: x.now, VerifySeconds: 60,
+		Attempt: 1, Owner: web, Target: a.Target, Containers: []inplace.ContainerState{{Name: "app", PreviousImage: "r.example/shop/web:1.2.0",
+			TargetImage: a.Containers[0].ToImage}}})
+	if got := x.sweep(69 * time.Second); len(got) != 0 {
+		t.Fatalf("reminded within the verify deadline: %v", got)
+	}
+	got = x.sweep(2 * time.Second)
+	if len(got[events.PodPatched]) != 1 {
+		t.Fatalf("events %v; want pod.patched at once", got)
+	}
+	e := got[events.PodPatched][0]
+	d, err := events.As[events.PatchedData](e)
+	if err != nil || d.Plan.Attempt != 2 || e.ID() != inplace.StepID(d.Plan, events.PodPatched) {
+		t.Errorf("pod.patched: attempt %d id %s %v; want attempt 2 under its step id", d.Plan.Attempt, e.ID(), err)
 	}
 }
 

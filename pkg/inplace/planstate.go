@@ -1,6 +1,8 @@
 package inplace
 
 import (
+	"strconv"
+
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	corev1 "k8s.io/api/core/v1"
 
@@ -29,6 +31,7 @@ func PlanFromState(pod *corev1.Pod, st *State) events.Plan {
 		PlannedAt:       st.PlannedAt,
 		Restart:         st.Restart,
 		Resize:          st.Resize,
+		Attempt:         st.Attempt,
 	}
 	for _, c := range st.Containers {
 		p.Containers = append(p.Containers, events.ContainerPlan{
@@ -41,13 +44,21 @@ func PlanFromState(pod *corev1.Pod, st *State) events.Plan {
 	return p
 }
 
-// StepID is the id of an event meaning "this pod's upgrade reached a
-// state" (pod.patched, upgrade.succeeded, ...): it depends only on the
-// upgrade, the pod's UID and the event type, never on which input led
-// there, so every path to the same state emits one event and the stream's
-// dedup window drops the copies.
+// StepID is the id of an event meaning "this try at the pod's upgrade
+// reached a state" (upgrade.planned, image.prepulled, pod.patched,
+// upgrade.succeeded, ...): it depends only on the upgrade, the pod's UID,
+// the plan's attempt and the event type, never on which input led there,
+// so every path to the same state emits one event and the stream's dedup
+// window drops the copies. A new attempt (a watchdog's reminder, a resumed
+// rollout's re-plan) gets ids of its own all the way down the chain: the
+// step an earlier attempt's event failed at (dead-lettered) sees the new
+// one. The first attempt (0) keeps the key-less id.
 func StepID(plan events.Plan, typ string) string {
-	return events.DeriveID(plan.UpgradeID+"/"+plan.Pod.UID, typ, "")
+	key := ""
+	if plan.Attempt > 0 {
+		key = "attempt-" + strconv.Itoa(plan.Attempt)
+	}
+	return events.DeriveID(plan.UpgradeID+"/"+plan.Pod.UID, typ, key)
 }
 
 // StepEvent builds the step event typ of plan from the input in: id

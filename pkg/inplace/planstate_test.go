@@ -26,6 +26,7 @@ func TestPlanFromState(t *testing.T) {
 			p.Wave, p.GraceSeconds, p.VerifySeconds, p.Prepull, p.ReadinessGate = 2, 5, 120, true, true
 			p.PlannedAt = t0.Add(-time.Minute)
 			p.Owner.UID = "dep-uid"
+			p.Attempt = 2
 		}},
 		{"tag plan", func(p *events.Plan) { *p = tagOnlyPlan() }},
 	}
@@ -50,10 +51,15 @@ func TestStepID(t *testing.T) {
 	}
 	other := plan
 	other.Pod.UID = "uid-2"
-	for _, o := range []string{StepID(plan, events.UpgradeFailed), StepID(other, events.UpgradeSucceeded)} {
+	retry := plan
+	retry.Attempt = 1
+	for _, o := range []string{StepID(plan, events.UpgradeFailed), StepID(other, events.UpgradeSucceeded), StepID(retry, events.UpgradeSucceeded)} {
 		if o == id {
-			t.Errorf("StepID collides for another type or pod: %s", o)
+			t.Errorf("StepID collides for another type, pod or attempt: %s", o)
 		}
+	}
+	if StepID(retry, events.UpgradeSucceeded) != StepID(retry, events.UpgradeSucceeded) {
+		t.Error("StepID of one attempt is not stable")
 	}
 }
 

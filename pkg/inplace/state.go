@@ -59,6 +59,8 @@ type State struct {
 	// Resize is set when the change is a resize of CPU and memory (each
 	// container's Resources say from what to what): images stay.
 	Resize *events.ResizePlan `json:"resize,omitempty"`
+	// Attempt is the plan's attempt that patched the pod (events.Plan).
+	Attempt int `json:"attempt,omitempty"`
 }
 
 // ContainerState is one changed container, as it was before the patch.

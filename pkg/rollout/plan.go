@@ -42,7 +42,11 @@ func reconcile(r *Rollout, cands []Candidate) {
 			r.leave(p) // replaced after its upgrade ended
 		}
 		if !ok || p.UID != c.Pod.UID || p.State == Pending {
-			r.Pods[c.Pod.Name] = fromCandidate(c)
+			n := fromCandidate(c)
+			if ok && p.UID == c.Pod.UID {
+				n.Attempts = p.Attempts // a re-plan is a try of its own
+			}
+			r.Pods[c.Pod.Name] = n
 		}
 	}
 	for name, p := range r.Pods {
@@ -106,6 +110,7 @@ func planNext(r *Rollout, cands []Candidate, inputID string, now time.Time) {
 		}
 		p := r.Pods[c.Pod.Name]
 		p.State, p.UpgradeID, p.PlannedBy, p.PlannedAt = InFlight, r.UpgradeID, inputID, now
+		p.Attempts, p.Reminded, p.RemindedFor = p.Attempts+1, 0, time.Time{}
 		planned = append(planned, p)
 	}
 	if len(planned) > 0 {

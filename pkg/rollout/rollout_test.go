@@ -200,6 +200,9 @@ func TestRollbackHaltsAndResumeRetries(t *testing.T) {
 	if got := names(Plan(r, w.cands(), "resume", false, t0)); len(got) != 1 || got[0] != first {
 		t.Errorf("after resume planned %v; want the rolled-back pod %s again", got, first)
 	}
+	if got := r.Pods[first].Attempt(); got != 1 {
+		t.Errorf("the re-plan is attempt %d; want 1 (a try of its own, its events not copies of the first's)", got)
+	}
 }
 
 func TestPausedPlansNothing(t *testing.T) {

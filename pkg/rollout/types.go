@@ -74,7 +74,19 @@ type Pod struct {
 	// PatchedAt is when the attempt recorded Succeeded was patched: an
 	// outcome of the same attempt saying otherwise may follow (undone).
 	PatchedAt time.Time `json:"patchedAt,omitzero"`
+	// Attempts counts the tries at the pod's upgrade: each plan (the first,
+	// a re-plan when a halted rollout resumes) and each reminder of the
+	// watchdog is one. The current try is Attempt().
+	Attempts int `json:"attempts,omitempty"`
+	// Reminded counts the watchdog's reminders of the wait that began at
+	// RemindedFor (the plan, the patch or the rollback: Remind).
+	Reminded    int       `json:"reminded,omitempty"`
+	RemindedFor time.Time `json:"remindedFor,omitzero"`
 }
+
+// Attempt numbers the pod's current try from 0 (events.Plan.Attempt): its
+// events' ids derive from it (inplace.StepID).
+func (p *Pod) Attempt() int { return max(p.Attempts-1, 0) }
 
 // Options are the workload's opt-in settings at the time of the push.
 type Options struct {

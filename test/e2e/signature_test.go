@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -17,18 +18,22 @@ import (
 	"github.com/inplace-dev/inplace/test/world"
 )
 
-// withConfig sets config-inplace keys for the test (the stack watches it)
-// and removes the ConfigMap afterwards.
+// withConfig sets config-inplace keys for the test (the stack watches it),
+// waits until the stack applies them, and removes the ConfigMap afterwards.
 func (e *env) withConfig(data map[string]string) {
 	e.t.Helper()
+	want, err := config.ParseDefaults(data)
+	if err != nil {
+		e.t.Fatal(err)
+	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: config.ConfigMapName, Namespace: "inplace-system"}, Data: data}
 	cms := e.w.Client().CoreV1().ConfigMaps("inplace-system")
 	if _, err := cms.Create(e.t.Context(), cm, metav1.CreateOptions{}); err != nil {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() { _ = cms.Delete(context.WithoutCancel(e.t.Context()), cm.Name, metav1.DeleteOptions{}) })
-	err := world.Eventually(e.t.Context(), 30*time.Second, "config-inplace applied", func(context.Context) (bool, error) {
-		return e.s.App.Defaults.Load().SignatureWait.String() == data["signature-wait"], nil
+	err = world.Eventually(e.t.Context(), 30*time.Second, "config-inplace applied", func(context.Context) (bool, error) {
+		return reflect.DeepEqual(e.s.App.Defaults.Load(), want), nil
 	})
 	if err != nil {
 		e.t.Fatal(err)
