@@ -57,7 +57,7 @@ func newDecideCmd(use, typ, short, long string) *cobra.Command {
 	f.nats.bind(cmd.Flags())
 	f.nats.identity = busauth.Approver
 	cmd.Flags().StringVar(&f.bucket, "kv-bucket", bus.DefaultConfig().KVBucket, "KV bucket holding the rollouts")
-	cmd.Flags().StringVar(&f.by, "by", defaultApprover(), "who decides, recorded with the decision")
+	cmd.Flags().StringVar(&f.by, "by", "", "who decides, recorded with the decision (default: user@host of this machine)")
 	cmd.Flags().StringVar(&f.reason, "reason", "", "why, recorded with the decision")
 	return cmd
 }
@@ -74,6 +74,9 @@ func defaultApprover() string {
 
 func runDecide(cmd *cobra.Command, f *decideFlags, typ, upgradeID string) error {
 	ctx := cmd.Context()
+	if f.by == "" {
+		f.by = defaultApprover()
+	}
 	c, s, err := f.nats.openStream(ctx)
 	if err != nil {
 		return err

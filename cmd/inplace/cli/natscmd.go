@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/inplace-dev/inplace/pkg/app"
 	"github.com/inplace-dev/inplace/pkg/bus"
@@ -115,8 +116,25 @@ functions start, and after an upgrade of inplace.`,
 			return err
 		},
 	}
-	if err := config.BindFlags(cmd.Flags(), &p); err != nil {
+	if err := bindSome(cmd.Flags(), &p, setupFlags); err != nil {
 		cmd.RunE = func(*cobra.Command, []string) error { return err }
 	}
 	return cmd
+}
+
+// setupFlags are the settings of 'inplace run' that 'nats setup' reads: the
+// connection and what the stream, consumers and buckets are made with.
+var setupFlags = []string{"nats-url", "nats-credentials", "nats-tls-ca", "nats-tls-cert", "nats-tls-key",
+	"stream", "replicas", "ack-wait", "retention", "retry-backoff", "retry-limit"}
+
+// bindSome binds the process settings as 'inplace run' does (defaults from
+// INPLACE_* included) and shows only the named flags; the others keep
+// their defaults.
+func bindSome(fs *pflag.FlagSet, p *config.Process, names []string) error {
+	all := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	err := config.BindFlags(all, p)
+	for _, n := range names {
+		fs.AddFlag(all.Lookup(n))
+	}
+	return err
 }
