@@ -98,6 +98,21 @@ func (c *Cache) Start(ctx context.Context) error {
 	return nil
 }
 
+// StartWithin runs the informers until ctx ends and waits at most d for
+// their first sync: for a command, which must not wait for an unreachable
+// server forever. The error wraps context.DeadlineExceeded.
+func (c *Cache) StartWithin(ctx context.Context, d time.Duration) error {
+	c.factory.Start(ctx.Done())
+	wait, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	for typ, ok := range c.factory.WaitForCacheSync(wait.Done()) {
+		if !ok {
+			return fmt.Errorf("informer cache for %v did not sync: %w", typ, context.Cause(wait))
+		}
+	}
+	return nil
+}
+
 // StripManagedFields drops metadata.managedFields from cached objects: it is
 // about half of a pod's size and nothing here reads it.
 func StripManagedFields(obj any) (any, error) {

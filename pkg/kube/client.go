@@ -48,27 +48,3 @@ func Client(cfg *rest.Config) (kubernetes.Interface, error) {
 	}
 	return c, nil
 }
-
-// CLIConfig is the rest config of an operator's command: the kubeconfig at
-// path, or else the usual loading rules ($KUBECONFIG, ~/.kube/config), or
-// else the in-cluster config.
-func CLIConfig(path string) (*rest.Config, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if path != "" {
-		rules.ExplicitPath = path
-	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, nil).ClientConfig()
-	if err != nil {
-		if path == "" {
-			if in, ierr := rest.InClusterConfig(); ierr == nil {
-				cfg, err = in, nil
-			}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("kubernetes: no usable kubeconfig (--kubeconfig, $KUBECONFIG, ~/.kube/config): %w", err)
-		}
-	}
-	cfg.QPS, cfg.Burst = 50, 100
-	cfg.UserAgent = "inplace-cli"
-	return cfg, nil
-}

@@ -18,6 +18,8 @@ import (
 // inplace runs the real inplace command with args and returns its output.
 func (e *env) inplace(args ...string) (string, error) {
 	e.t.Helper()
+	// kubectl's discovery cache (~/.kube/cache) stays with the test world.
+	e.t.Setenv("KUBECACHEDIR", filepath.Join(e.w.Cluster.Dir(), "kube-cache"))
 	var out bytes.Buffer
 	root := cli.NewRoot()
 	root.SetArgs(args)
@@ -49,6 +51,20 @@ func TestUpgradeCommand(t *testing.T) {
 		}
 	}
 	e.waitAllOn("api", 3, digest, time.Minute)
+
+	// status of the workload: its rollout, and each pod as the API server
+	// has it, with where its own upgrade stands.
+	out, err = e.inplace(append([]string{"status", "deploy/api", "-n", e.ns}, e.conn()...)...)
+	if err != nil {
+		t.Fatalf("status deploy/api: %v\n%s", err, out)
+	}
+	if rows := linesWith(out, "Deployment/"+e.ns+"/api", ""); len(rows) != 1 || !strings.Contains(rows[0], "Completed") {
+		t.Errorf("status deploy/api shows the rollout as %q:\n%s", rows, out)
+	}
+	if pods := linesWith(out, "api-", " true "); len(pods) != 3 || len(linesWith(out, "api-", "Succeeded")) != 3 ||
+		len(linesWith(out, "api-", "@"+digest)) != 3 {
+		t.Errorf("status deploy/api shows %d ready pods; want 3, Succeeded, on %s:\n%s", len(pods), digest, out)
+	}
 
 	// A workload that did not opt in is refused before anything is published.
 	e.deploy(workload{name: "plain", replicas: 1, image: e.ref("api", "1.0.0")})

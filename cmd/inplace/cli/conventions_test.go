@@ -75,11 +75,37 @@ func TestKubectlConventionsOnEveryCommand(t *testing.T) {
 			t.Errorf("%s has no --config-namespace", c.CommandPath())
 		}
 	}
-	for _, cmd := range [][]string{{"plan"}, {"upgrade"}} {
+	for _, cmd := range [][]string{{"plan"}, {"upgrade"}, {"undo"}, {"restart"}, {"resize"}, {"status"}} {
 		c, _, _ := root.Find(cmd)
 		if f := c.Flags().ShorthandLookup("n"); f == nil || f.Name != "namespace" {
 			t.Errorf("%s: no -n/--namespace", c.CommandPath())
 		}
+	}
+}
+
+// Every operator command that reads the cluster takes kubectl's own
+// cluster flags (k8s.io/cli-runtime's), so a kubeconfig, context, user or
+// impersonation works as it does with kubectl, and kubectl's global flags
+// pass through `kubectl inplace`. `inplace run` keeps its own
+// (--kubeconfig, else in-cluster).
+func TestKubectlClusterFlags(t *testing.T) {
+	kubectl := []string{"kubeconfig", "context", "cluster", "user", "as", "as-group", "request-timeout",
+		"server", "token", "insecure-skip-tls-verify", "certificate-authority", "client-certificate", "client-key",
+		"tls-server-name", "cache-dir"}
+	n := 0
+	walk(NewRoot(), func(c *cobra.Command) {
+		if c.Flags().Lookup("kubeconfig") == nil || c.Name() == "run" {
+			return
+		}
+		n++
+		for _, name := range kubectl {
+			if c.Flags().Lookup(name) == nil {
+				t.Errorf("%s has no --%s", c.CommandPath(), name)
+			}
+		}
+	})
+	if n < 7 {
+		t.Errorf("%d commands take cluster flags; want plan, upgrade, undo, restart, resize, status and replay", n)
 	}
 }
 

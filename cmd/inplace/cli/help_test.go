@@ -16,6 +16,7 @@ func TestHelpShowsOnlyItsOwnFlags(t *testing.T) {
 			[]string{"--functions", "--http-addr", "--kubeconfig", "--watch-pods", "--hooks-config", "--workers", "--nats-data-dir", "--log-level"}},
 		{[]string{"approve"}, []string{"--by", "(default: user@host of this machine)"}, []string{defaultApprover()}},
 		{[]string{"reject"}, []string{"--by"}, []string{defaultApprover()}},
+		{[]string{"status"}, []string{"--nats-url", "--kubeconfig", "--context"}, []string{"--stream"}},
 	} {
 		out, err := runRoot(t, append(tc.cmd, "--help")...)
 		if err != nil {

@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/functions/computespec"
@@ -19,19 +21,22 @@ func newPlanCmd() *cobra.Command {
 	var k kubeFlags
 	var output string
 	cmd := &cobra.Command{
-		Use:   "plan --image REPO:TAG[@DIGEST]",
+		Use:   "plan [KIND/NAME] --image REPO:TAG[@DIGEST]",
 		Short: "Show what a push would upgrade, in what waves, and why other workloads are skipped",
 		Long: `plan runs compute-spec's own discovery, policy and wave logic on the cluster as
 it is now, for an image that was (or might be) pushed, and writes nothing.
 Without @DIGEST the push is taken as its tag alone.
 
-A push concerns every namespace, so plan shows them all unless -n names one.`,
+With KIND/NAME (deploy/web, sts/db, ...) plan shows what 'inplace upgrade'
+of that workload would do, reading only it and its pods. Without, a push
+concerns every namespace, so plan shows them all unless -n names one.`,
 		Example: `  inplace plan --image registry.example/shop/web:1.5.0
-  inplace plan --image registry.example/shop/web:1.5.0 -n shop -o yaml`,
-		Args: cobra.NoArgs,
+  inplace plan deploy/web -n shop --image registry.example/shop/web:1.5.0 -o yaml`,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: completeWorkload,
 	}
 	checkOutput := outputFlag(cmd.Flags(), &output, "table", "json", "yaml")
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := checkOutput(); err != nil {
 			return err
 		}
@@ -40,13 +45,9 @@ A push concerns every namespace, so plan shows them all unless -n names one.`,
 		if err != nil {
 			return err
 		}
-		plans, err := dryRun(cmd, k, push)
+		plans, err := planFor(cmd.Context(), &k, push, args)
 		if err != nil {
 			return err
-		}
-		plans = inNamespace(plans, k.namespace)
-		if plans == nil {
-			plans = []computespec.WorkloadPlan{}
 		}
 		if ok, err := writeStructured(cmd.OutOrStdout(), output, plans); ok {
 			return err
@@ -56,23 +57,38 @@ A push concerns every namespace, so plan shows them all unless -n names one.`,
 	}
 	cmd.Flags().String("image", "", "the pushed image, REPO:TAG or REPO:TAG@sha256:…")
 	_ = cmd.MarkFlagRequired("image")
-	k.bind(cmd.Flags(), "only the workloads of this namespace (default: every namespace)")
+	k.bind(cmd.Flags(), "namespace of KIND/NAME (default: the kubeconfig context's); without KIND/NAME only the workloads of this namespace (default: every namespace)")
 	completeOutput(cmd, "table", "json", "yaml")
 	return cmd
 }
 
-// inNamespace keeps the plans of workloads in ns (all when ns is empty).
-func inNamespace(plans []computespec.WorkloadPlan, ns string) []computespec.WorkloadPlan {
-	if ns == "" {
-		return plans
+// planFor is the dry run of push for the workload args names, or for every
+// workload of -n (every namespace without -n).
+func planFor(ctx context.Context, k *kubeFlags, push events.ImagePushedData, args []string) ([]computespec.WorkloadPlan, error) {
+	s, err := k.session()
+	if err != nil {
+		return nil, err
 	}
-	var out []computespec.WorkloadPlan
-	for _, p := range plans {
-		if p.Workload.Namespace == ns {
-			out = append(out, p)
+	ctx, cancel := s.reads(ctx)
+	defer cancel()
+	ns, explicit, err := k.namespace()
+	if err != nil {
+		return nil, err
+	}
+	if len(args) == 1 {
+		ref, err := s.workload(ctx, args[0])
+		if err != nil {
+			return nil, err
 		}
+		push.Target = &ref
+	} else if !explicit {
+		ns = ""
 	}
-	return out
+	plans, err := dryRun(ctx, s, ns, push)
+	if plans == nil && err == nil {
+		plans = []computespec.WorkloadPlan{}
+	}
+	return plans, err
 }
 
 // pushOf reads REPO:TAG[@DIGEST] as the data of an image.pushed.
@@ -119,38 +135,34 @@ func printPlans(w io.Writer, push events.ImagePushedData, plans []computespec.Wo
 }
 
 // loadDefaults reads the config-inplace ConfigMap once (defaults when absent).
-func loadDefaults(cmd *cobra.Command, client kubeClient, namespace string) (config.Defaults, error) {
-	cm, err := client.CoreV1().ConfigMaps(namespace).Get(cmd.Context(), config.ConfigMapName, getOptions)
+func loadDefaults(ctx context.Context, s *kubeSession, namespace string) (config.Defaults, error) {
+	cm, err := s.client.CoreV1().ConfigMaps(namespace).Get(ctx, config.ConfigMapName, metav1.GetOptions{})
 	if err != nil {
 		if isNotFound(err) {
 			return config.StandardDefaults(), nil
 		}
-		return config.Defaults{}, fmt.Errorf("read %s/%s: %w", namespace, config.ConfigMapName, err)
+		return config.Defaults{}, fmt.Errorf("read %s/%s: %w", namespace, config.ConfigMapName, s.reach(err))
 	}
 	return config.ParseDefaults(cm.Data)
 }
 
-// dryRun reads the cluster (informers, config-inplace) and answers what a
-// push would do, with compute-spec's own logic.
-func dryRun(cmd *cobra.Command, k kubeFlags, push events.ImagePushedData) ([]computespec.WorkloadPlan, error) {
-	cfg, err := kube.CLIConfig(k.kubeconfig)
+// dryRun answers what a push would do, with compute-spec's own logic, from
+// reads made within ctx: the workload the push targets and its pods, or
+// else every pod and workload of ns ("" for every namespace).
+func dryRun(ctx context.Context, s *kubeSession, ns string, push events.ImagePushedData) ([]computespec.WorkloadPlan, error) {
+	var snap *kube.Snapshot
+	var err error
+	if push.Target != nil {
+		snap, err = s.snapshot(ctx, *push.Target)
+	} else {
+		snap, err = s.namespaceSnapshot(ctx, ns)
+	}
 	if err != nil {
 		return nil, err
 	}
-	client, err := kube.Client(cfg)
+	defaults, err := loadDefaults(ctx, s, s.flags.configNamespace)
 	if err != nil {
 		return nil, err
 	}
-	cache, err := kube.NewCache(client, 0)
-	if err != nil {
-		return nil, err
-	}
-	if err := cache.Start(cmd.Context()); err != nil {
-		return nil, err
-	}
-	defaults, err := loadDefaults(cmd, client, k.configNamespace)
-	if err != nil {
-		return nil, err
-	}
-	return computespec.DryRun(cache, defaults, push)
+	return computespec.DryRun(snap, defaults, push)
 }

@@ -22,27 +22,20 @@ import (
 // dryRunReplay runs the events through functions built here on a dry-run client.
 func dryRunReplay(cmd *cobra.Command, f *replayFlags, evs []cloudevents.Event) error {
 	ctx := cmd.Context()
-	cfg, err := kube.CLIConfig(f.kube.kubeconfig)
+	s, err := f.kube.session()
 	if err != nil {
 		return err
 	}
-	live, err := kubernetes.NewForConfig(cfg)
+	live, err := kube.Client(s.watchConfig())
 	if err != nil {
 		return err
 	}
 	writes := &kube.DryRun{}
-	client, err := kube.Client(writes.Wrap(cfg))
+	client, err := kube.Client(writes.Wrap(s.cfg))
 	if err != nil {
 		return err
 	}
-	cache, err := kube.NewCache(live, 0)
-	if err != nil {
-		return err
-	}
-	if err := cache.Start(ctx); err != nil {
-		return err
-	}
-	defaults, err := loadDefaults(cmd, live, f.kube.configNamespace)
+	cache, defaults, err := replayReads(ctx, s, live)
 	if err != nil {
 		return err
 	}
@@ -67,6 +60,25 @@ func dryRunReplay(cmd *cobra.Command, f *replayFlags, evs []cloudevents.Event) e
 	}
 	writeResults(cmd.OutOrStdout(), f.name, len(evs), all)
 	return nil
+}
+
+// replayReads starts the functions' informers on live and reads
+// config-inplace, waiting for both within the session's deadline.
+func replayReads(ctx context.Context, s *kubeSession, live kubernetes.Interface) (*kube.Cache, config.Defaults, error) {
+	reads, cancel := s.reads(ctx)
+	defer cancel()
+	defaults, err := loadDefaults(reads, s, s.flags.configNamespace)
+	if err != nil {
+		return nil, config.Defaults{}, err
+	}
+	cache, err := kube.NewCache(live, 0)
+	if err != nil {
+		return nil, config.Defaults{}, err
+	}
+	if err := cache.StartWithin(ctx, s.deadline); err != nil {
+		return nil, config.Defaults{}, s.reach(err)
+	}
+	return cache, defaults, nil
 }
 
 // rolloutSeed copies the rollout bucket, so compute-spec starts from the

@@ -54,7 +54,7 @@ until the request succeeds (exit 0) or fails (exit 1).`,
 	fs := cmd.Flags()
 	f.nats.bind(fs)
 	f.kube.bind(fs, "namespace of the workload (default: the kubeconfig context's)")
-	fs.StringArrayVarP(&f.req.Containers, "container", "c", nil, "a container to resize (repeat for several)")
+	containersFlag(fs, &f.req.Containers, "the containers to resize")
 	_ = cmd.MarkFlagRequired("container")
 	fs.StringVar(&f.req.CPU, "cpu", "", "the CPU to request (e.g. 500m, 2)")
 	fs.StringVar(&f.req.Memory, "memory", "", "the memory to request (e.g. 256Mi, 1Gi)")
@@ -79,14 +79,19 @@ type resizeOutput struct {
 
 func runResize(cmd *cobra.Command, f *resizeFlags, arg string) error {
 	ctx, out := cmd.Context(), cmd.OutOrStdout()
-	ns, err := f.kube.workloadNamespace()
+	if f.req.CPU == "" && f.req.Memory == "" {
+		return errors.New("--cpu or --memory is required")
+	}
+	f.req.DeadlineSeconds = int(f.deadline.Round(time.Second) / time.Second)
+	f.req.Target = anyTarget
+	if err := flagged(f.req.Validate(), resizeFields); err != nil {
+		return err
+	}
+	ref, err := readTarget(ctx, &f.kube, arg, f.req.Containers)
 	if err != nil {
 		return err
 	}
-	if f.req.Target, err = workloadRef(arg, ns); err != nil {
-		return err
-	}
-	f.req.DeadlineSeconds = int(f.deadline.Round(time.Second) / time.Second)
+	f.req.Target = ref
 	if err := f.req.Validate(); err != nil {
 		return err
 	}
@@ -96,7 +101,6 @@ func runResize(cmd *cobra.Command, f *resizeFlags, arg string) error {
 	}
 	defer c.nc.Close()
 	start := time.Now().Add(-time.Second)
-	ref := f.req.Target
 	id := events.DeriveID("resize/"+ref.String(), events.ContainerResizeRequested,
 		strings.Join(f.req.Containers, ",")+"/"+f.req.CPU+"/"+f.req.Memory+"/"+start.UTC().Format(time.RFC3339Nano))
 	e, err := events.New(id, events.ContainerResizeRequested, events.Source("cli"), ref.String(), f.req)

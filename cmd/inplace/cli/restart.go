@@ -52,7 +52,7 @@ request succeeds (exit 0) or fails (exit 1).`,
 	fs := cmd.Flags()
 	f.nats.bind(fs)
 	f.kube.bind(fs, "namespace of the workload (default: the kubeconfig context's)")
-	fs.StringArrayVarP(&f.containers, "container", "c", nil, "a container to restart (repeat for several)")
+	containersFlag(fs, &f.containers, "the containers to restart")
 	_ = cmd.MarkFlagRequired("container")
 	fs.StringVar(&f.strategy.FailurePolicy, "failure-policy", events.FailurePolicyFail,
 		"Fail: a container that does not come back fails the request; Ignore: go on with the other pods")
@@ -70,15 +70,15 @@ request succeeds (exit 0) or fails (exit 1).`,
 
 func runRestart(cmd *cobra.Command, f *restartFlags, arg string) error {
 	ctx, out := cmd.Context(), cmd.OutOrStdout()
-	ns, err := f.kube.workloadNamespace()
+	d := events.RestartRequestData{Target: anyTarget, Containers: f.containers, Strategy: f.strategy, Reason: f.reason}
+	if err := flagged(d.Validate(), restartFields); err != nil {
+		return err
+	}
+	ref, err := readTarget(ctx, &f.kube, arg, f.containers)
 	if err != nil {
 		return err
 	}
-	ref, err := workloadRef(arg, ns)
-	if err != nil {
-		return err
-	}
-	d := events.RestartRequestData{Target: ref, Containers: f.containers, Strategy: f.strategy, Reason: f.reason}
+	d.Target = ref
 	if err := d.Validate(); err != nil {
 		return err
 	}

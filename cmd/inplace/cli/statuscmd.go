@@ -12,6 +12,7 @@ import (
 
 type statusOptions struct {
 	conn   natsFlags
+	kube   kubeFlags
 	bucket string
 	all    bool
 	recent time.Duration
@@ -21,7 +22,7 @@ type statusOptions struct {
 func newStatusCmd() *cobra.Command {
 	var o statusOptions
 	cmd := &cobra.Command{
-		Use:   "status",
+		Use:   "status [KIND/NAME]",
 		Short: "Show the rollouts in flight and the recent ones, with progress",
 		Long: `status reads the rollout of each workload from the KV bucket and shows
 one line each: phase (Running, Halted, Syncing, Completed), a progress bar
@@ -30,20 +31,32 @@ pods succeeded, are in flight, failed or were rolled back, the age, the
 upgrade id (for ` + "`inplace trace`" + `), the target and why a rollout halted.
 
 Rollouts not completed are always shown; completed ones only when they
-finished within --recent, or all with --all.`,
+finished within --recent, or all with --all; -n shows those of one
+namespace.
+
+With KIND/NAME (deploy/web, sts/db, po/web-0, ...) status shows that
+workload's rollout and each of its pods: node, readiness, the image and
+restart count of each container, and where the pod's own upgrade stands
+(its inplace.dev/state).`,
 		Example: `  inplace status
-  inplace status --all -o json`,
-		Args: cobra.NoArgs,
+  inplace status --all -o json
+  inplace status deploy/web -n shop`,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: completeWorkload,
 	}
 	o.conn.bindURL(cmd.Flags())
+	o.kube.bind(cmd.Flags(), "namespace of KIND/NAME (default: the kubeconfig context's); without KIND/NAME only the rollouts of this namespace")
 	cmd.Flags().StringVar(&o.bucket, "kv-bucket", bus.DefaultConfig().KVBucket, "KV bucket holding the rollouts")
 	cmd.Flags().BoolVar(&o.all, "all", false, "include every completed rollout")
 	cmd.Flags().DurationVar(&o.recent, "recent", time.Hour, "show rollouts completed within this long")
 	checkOutput := outputFlag(cmd.Flags(), &o.output, "table", "json", "yaml")
 	completeOutput(cmd, "table", "json", "yaml")
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := checkOutput(); err != nil {
 			return err
+		}
+		if len(args) == 1 {
+			return runWorkloadStatus(cmd, &o, args[0])
 		}
 		return runStatus(cmd, &o)
 	}
@@ -60,9 +73,12 @@ func runStatus(cmd *cobra.Command, o *statusOptions) error {
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
 	}
+	ns := o.kube.explicitNamespace()
 	sums := make([]history.Summary, 0, len(rs))
 	for _, r := range rs {
-		sums = append(sums, history.Summarize(r))
+		if ns == "" || r.Workload.Namespace == ns {
+			sums = append(sums, history.Summarize(r))
+		}
 	}
 	now := time.Now()
 	rows := history.SelectStatus(sums, o.all, o.recent, now)

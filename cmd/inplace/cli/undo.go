@@ -61,11 +61,11 @@ keeps its revision through the template sync).`,
 
 func runUndo(cmd *cobra.Command, f *undoFlags, arg string) error {
 	ctx := cmd.Context()
-	ns, err := f.kube.workloadNamespace()
+	ks, err := f.kube.session()
 	if err != nil {
 		return err
 	}
-	ref, err := workloadRef(arg, ns)
+	ref, err := ks.resolve(ctx, arg)
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func runUndo(cmd *cobra.Command, f *undoFlags, arg string) error {
 		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v; going on (the nodes pull it with their own credentials)\n", err)
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "undo %s of %s: %s back from %s\n", last.UpgradeID, ref, last.Back.Ref(), last.Target)
-	if err := precheck(cmd, f.kube, push); err != nil {
+	if err := precheck(cmd, ks, push); err != nil {
 		return err
 	}
 	return publish(cmd, s, ref, push, f.timeout)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -54,40 +53,20 @@ push older than the newest it rolled out, is refused whatever its policy.
 	f.kube.bind(fs, "namespace of the workload (default: the kubeconfig context's)")
 	fs.StringVar(&f.image, "image", "", "the image to move to, REPO:TAG[@DIGEST]")
 	_ = cmd.MarkFlagRequired("image")
-	fs.StringSliceVarP(&f.containers, "container", "c", nil, "only these containers (default: every container of the repository)")
+	containersFlag(fs, &f.containers, "only these containers (default: every container of the repository)")
 	fs.BoolVar(&f.resolve, "resolve", true, "resolve the tag to its digest through the registry")
 	fs.BoolVar(&f.allowOlder, "allow-older", false, "go back on purpose: to a digest the workload left, or an older push")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Minute, "give up waiting after this long (the rollout goes on)")
 	return cmd
 }
 
-// workloadRef reads deployment/NAME and friends.
-func workloadRef(arg, namespace string) (events.ObjectRef, error) {
-	kind, n, ok := strings.Cut(arg, "/")
-	kinds := map[string]string{"deployment": "Deployment", "deploy": "Deployment", "statefulset": "StatefulSet", "sts": "StatefulSet",
-		"daemonset": "DaemonSet", "ds": "DaemonSet", "replicaset": "ReplicaSet", "rs": "ReplicaSet", "pod": "Pod", "po": "Pod"}
-	k, known := kinds[strings.ToLower(kind)]
-	if !ok || !known || n == "" {
-		return events.ObjectRef{}, fmt.Errorf("%q: want deployment/NAME, statefulset/NAME, daemonset/NAME, replicaset/NAME or pod/NAME", arg)
-	}
-	return events.ObjectRef{Kind: k, Namespace: namespace, Name: n}, nil
-}
-
 func runUpgrade(cmd *cobra.Command, f *upgradeFlags, arg string) error {
 	ctx := cmd.Context()
-	ns, err := f.kube.workloadNamespace()
-	if err != nil {
-		return err
-	}
-	ref, err := workloadRef(arg, ns)
-	if err != nil {
-		return err
-	}
 	push, err := pushOf(f.image)
 	if err != nil {
 		return err
 	}
-	push.Target, push.Containers, push.AllowOlder = &ref, f.containers, f.allowOlder
+	push.Containers, push.AllowOlder = f.containers, f.allowOlder
 	if push.Digest == "" && f.resolve {
 		if push.Digest, err = resolveDigest(ctx, f.image); err != nil {
 			if errors.Is(err, errNoSuchImage) {
@@ -96,7 +75,16 @@ func runUpgrade(cmd *cobra.Command, f *upgradeFlags, arg string) error {
 			fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v; going on without a digest (the nodes pull the tag with their own credentials)\n", err)
 		}
 	}
-	if err := precheck(cmd, f.kube, push); err != nil {
+	ks, err := f.kube.session()
+	if err != nil {
+		return err
+	}
+	ref, err := ks.resolve(ctx, arg)
+	if err != nil {
+		return err
+	}
+	push.Target = &ref
+	if err := precheck(cmd, ks, push); err != nil {
 		return err
 	}
 	c, s, err := f.nats.openStream(ctx)
@@ -128,9 +116,12 @@ func publish(cmd *cobra.Command, s *history.Stream, ref events.ObjectRef, push e
 	return follow(ctx, cmd, s, upgradeID, start, timeout)
 }
 
-// precheck shows the plan and refuses a workload the push would leave alone.
-func precheck(cmd *cobra.Command, k kubeFlags, push events.ImagePushedData) error {
-	plans, err := dryRun(cmd, k, push)
+// precheck shows the plan and refuses a workload the push would leave
+// alone, from reads of that workload and its pods within the deadline.
+func precheck(cmd *cobra.Command, s *kubeSession, push events.ImagePushedData) error {
+	ctx, cancel := s.reads(cmd.Context())
+	defer cancel()
+	plans, err := dryRun(ctx, s, push.Target.Namespace, push)
 	if err != nil {
 		return err
 	}
