@@ -5,7 +5,10 @@ import (
 	"time"
 )
 
-// ImagePushedData: a registry says repository:tag (and maybe its digest) was pushed.
+// ImagePushedData (image.pushed): a registry says repository:tag (and maybe
+// its digest) was pushed. It carries what a registry says and nothing more:
+// who may upgrade which workload, and whether it may go back, is an
+// operator's to say, in an upgrade.requested (UpgradeRequestData).
 type ImagePushedData struct {
 	// Registry is the canonical host ("docker.io", "localhost:5000").
 	Registry string `json:"registry"`
@@ -15,20 +18,8 @@ type ImagePushedData struct {
 	Digest     string    `json:"digest,omitempty"`
 	PushedAt   time.Time `json:"pushedAt,omitzero"`
 	// Origin is the webhook format it came from ("distribution", "harbor", ...,
-	// "manual" for `inplace upgrade`).
+	// "poll" for the registry poller, "manual" for `inplace upgrade`).
 	Origin string `json:"origin"`
-	// Target, when set, restricts the push to one workload (a manual upgrade).
-	Target *ObjectRef `json:"target,omitempty"`
-	// Containers, when set with Target, restricts it to these containers.
-	Containers []string `json:"containers,omitempty"`
-	// AllowOlder, with Target, goes back on purpose: to a digest the
-	// workload left, or older than the newest it rolled out (`inplace
-	// upgrade --allow-older`). Without it no push ever goes backwards.
-	AllowOlder bool `json:"allowOlder,omitempty"`
-	// Undo, with Target and AllowOlder, names the upgrade this push undoes
-	// (`inplace undo`): its pods go back in place to the images they ran
-	// before it. compute-spec checks the claim against its rollout record.
-	Undo string `json:"undo,omitempty"`
 }
 
 // Name is "<registry>/<repository>".
@@ -58,22 +49,7 @@ func (d ImagePushedData) Validate() error {
 	case d.Origin == "":
 		return fieldErr("data.origin", "required")
 	}
-	if err := validateDigest("data.digest", d.Digest); err != nil {
-		return err
-	}
-	if d.Target != nil {
-		if d.Undo != "" && !d.AllowOlder {
-			return fieldErr("data.undo", "an undo goes back: it needs data.allowOlder")
-		}
-		return d.Target.validate("data.target")
-	}
-	if d.AllowOlder {
-		return fieldErr("data.allowOlder", "only a manual upgrade of one workload (data.target) may go back")
-	}
-	if d.Undo != "" {
-		return fieldErr("data.undo", "only a manual upgrade of one workload (data.target) may undo")
-	}
-	return nil
+	return validateDigest("data.digest", d.Digest)
 }
 
 // ContainerPlan is the change planned for one container of a pod.

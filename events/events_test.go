@@ -55,6 +55,8 @@ func decodeLike(t *testing.T, e cloudevents.Event, want any) any {
 	switch want.(type) {
 	case ImagePushedData:
 		got, err = As[ImagePushedData](e)
+	case UpgradeRequestData:
+		got, err = As[UpgradeRequestData](e)
 	case Plan:
 		got, err = As[Plan](e)
 	case PrepulledData:
@@ -162,6 +164,8 @@ func TestValidationNamesTheField(t *testing.T) {
 	badDigest.Containers = []ContainerPlan{{Name: "app", FromImage: "a", ToImage: "b", ToDigest: "sha256:xyz"}}
 	badKind := plan
 	badKind.Owner.Kind = "CronJob"
+	img := ImagePushedData{Registry: "r", Repository: "a", Tag: "1", Origin: "manual"}
+	web := ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web"}
 	tests := []struct {
 		name      string
 		typ       string
@@ -171,9 +175,11 @@ func TestValidationNamesTheField(t *testing.T) {
 		{"pushed without repository", ImagePushed, ImagePushedData{Registry: "r", Tag: "1", Origin: "x"}, "data.repository"},
 		{"pushed without tag or digest", ImagePushed, ImagePushedData{Registry: "r", Repository: "a", Origin: "x"}, "data.tag"},
 		{"pushed with a bad digest", ImagePushed, ImagePushedData{Registry: "r", Repository: "a", Digest: "md5:1", Origin: "x"}, "data.digest"},
-		{"an undo of no workload", ImagePushed, ImagePushedData{Registry: "r", Repository: "a", Tag: "1", Origin: "x", Undo: "u-1"}, "data.undo"},
-		{"an undo that does not go back", ImagePushed, ImagePushedData{Registry: "r", Repository: "a", Tag: "1", Origin: "x", Undo: "u-1",
-			Target: &ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web"}}, "data.undo"},
+		{"a request of no workload", UpgradeRequested, UpgradeRequestData{ImagePushedData: img, AllowOlder: true}, "data.target"},
+		{"a request of a bad workload", UpgradeRequested, UpgradeRequestData{ImagePushedData: img, Target: &ObjectRef{Kind: "Job", Namespace: "shop", Name: "x"}}, "data.target.kind"},
+		{"a request of no image", UpgradeRequested, UpgradeRequestData{ImagePushedData: ImagePushedData{Registry: "r", Repository: "a", Origin: "manual"}, Target: &web}, "data.tag"},
+		{"a request naming a container twice", UpgradeRequested, UpgradeRequestData{ImagePushedData: img, Target: &web, Containers: []string{"app", "app"}}, "data.containers[1]"},
+		{"an undo that does not go back", UpgradeRequested, UpgradeRequestData{ImagePushedData: img, Target: &web, Undo: "u-1"}, "data.undo"},
 		{"plan without pod uid", UpgradePlanned, noUID, "data.pod.uid"},
 		{"plan without containers", UpgradePlanned, noContainers, "data.containers"},
 		{"plan with a bad digest", UpgradePlanned, badDigest, "data.containers[0].toDigest"},
@@ -221,5 +227,25 @@ func TestCheckRejectsUnknownTypesAndBadAttributes(t *testing.T) {
 	e.SetSource("")
 	if err := Check(e); err == nil || !errors.Is(err, settle.ErrPermanent) {
 		t.Errorf("missing source: err = %v", err)
+	}
+}
+
+// OperatorFields names what only an upgrade.requested may carry, in any
+// letter case and whatever its value; nothing else.
+func TestOperatorFields(t *testing.T) {
+	tests := []struct {
+		data string
+		want []string
+	}{
+		{`{"registry":"r","repository":"a","tag":"1","origin":"distribution"}`, nil},
+		{`{"registry":"r","target":{"kind":"Deployment"},"allowOlder":true}`, []string{"data.target", "data.allowOlder"}},
+		{`{"Containers":["app"],"UNDO":"u-1","allowolder":false}`, []string{"data.containers", "data.allowOlder", "data.undo"}},
+		{`{"target":null}`, []string{"data.target"}},
+		{`[1,2]`, nil},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, OperatorFields([]byte(tt.data))); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.data, diff)
+		}
 	}
 }

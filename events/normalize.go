@@ -29,6 +29,8 @@ func Check(e cloudevents.Event) error {
 	switch e.Type() {
 	case ImagePushed:
 		_, err = As[ImagePushedData](e)
+	case UpgradeRequested:
+		_, err = As[UpgradeRequestData](e)
 	case UpgradePlanned:
 		_, err = As[Plan](e)
 	case ImagePrepulled:

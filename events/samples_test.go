@@ -38,6 +38,9 @@ func samples() map[string]any {
 	return map[string]any{
 		ImagePushed: ImagePushedData{Registry: "registry.example", Repository: "shop/web", Tag: "1.3.0",
 			Digest: digestA, PushedAt: at, Origin: "distribution"},
+		UpgradeRequested: UpgradeRequestData{ImagePushedData: ImagePushedData{Registry: "registry.example", Repository: "shop/web",
+			Tag: "1.2.0", Digest: digestA, PushedAt: at, Origin: "manual"}, Target: &workload, Containers: []string{"app"},
+			AllowOlder: true, Undo: "u-7f3a"},
 		UpgradePlanned: plan,
 		ImagePrepulled: PrepulledData{Plan: plan, Node: "node-1", PullMillis: 812},
 		PodPatched:     PatchedData{Plan: plan, ResourceVersion: "43", PatchedAt: at},

@@ -33,7 +33,7 @@ const (
 
 // Types lists every type this project emits, in chain order.
 var Types = []string{
-	ImagePushed, UpgradePlanned, ImagePrepulled, PodPatched, PodUpdated,
+	ImagePushed, UpgradeRequested, UpgradePlanned, ImagePrepulled, PodPatched, PodUpdated,
 	ContainerRestarted, UpgradeSucceeded, UpgradeFailed, UpgradeRolledBack,
 	RolloutCompleted, RolloutHalted, RolloutResumed,
 	UpgradeApprovalRequested, UpgradeApproved, UpgradeRejected, UpgradeApprovalExpired,

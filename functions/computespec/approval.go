@@ -30,7 +30,7 @@ const (
 // approvalWhy says why the push waits for an approver on this workload, or
 // "": the workload's approval mode (its annotation or config-inplace's)
 // applied to each container the push would move, from the tag it runs.
-func approvalWhy(t Target, push events.ImagePushedData, cands []rollout.Candidate) string {
+func approvalWhy(t Target, push events.UpgradeRequestData, cands []rollout.Candidate) string {
 	if push.Undo != "" {
 		return "" // an operator's own undo, checked against the record
 	}

@@ -54,8 +54,8 @@ func TestBudgetFollowsTheWorkloadsOwnStrategy(t *testing.T) {
 			kind = "Deployment"
 		}
 		target := events.ObjectRef{Kind: kind, Namespace: e.ns, Name: tc.s.name}
-		push := events.ImagePushedData{Registry: e.w.Registry.Host(), Repository: e.ns + "/web", Tag: "1.3.0", Digest: d13,
-			Origin: "test", Target: &target}
+		push := events.UpgradeRequestData{ImagePushedData: events.ImagePushedData{Registry: e.w.Registry.Host(),
+			Repository: e.ns + "/web", Tag: "1.3.0", Digest: d13, Origin: "test"}, Target: &target}
 		plans, err := computespec.DryRun(e.cache, config.StandardDefaults(), push)
 		if err != nil || len(plans) != 1 {
 			t.Fatalf("%s: %d plans, %v", tc.s.name, len(plans), err)

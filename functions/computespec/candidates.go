@@ -14,7 +14,7 @@ import (
 )
 
 // candidates says, for each live pod of a workload, what the push changes.
-func candidates(kind string, pods []*corev1.Pod, push events.ImagePushedData, pol policy.Policy) []rollout.Candidate {
+func candidates(kind string, pods []*corev1.Pod, push events.UpgradeRequestData, pol policy.Policy) []rollout.Candidate {
 	out := make([]rollout.Candidate, 0, len(pods))
 	for _, pod := range pods {
 		plans, skips := inplace.PlanPod(pod, push, pol)

@@ -29,7 +29,7 @@ type Target struct {
 // Discover finds the workloads a push concerns: those owning a pod with a
 // container from the pushed repository, or only push.Target for a manual
 // upgrade. Each comes with its opt-in read from its annotations.
-func Discover(c Cache, d config.Defaults, push events.ImagePushedData) ([]Target, error) {
+func Discover(c Cache, d config.Defaults, push events.UpgradeRequestData) ([]Target, error) {
 	seen := map[string]kube.Workload{}
 	if push.Target != nil {
 		w, ok, err := c.Get(*push.Target)
@@ -89,7 +89,7 @@ func target(w kube.Workload, d config.Defaults) Target {
 // forward. Whether the push is a true undo is checked against the record
 // (checkUndo) before it starts a rollout; the rollout's later waves are
 // planned under the same policy.
-func (t Target) undoing(push events.ImagePushedData) Target {
+func (t Target) undoing(push events.UpgradeRequestData) Target {
 	if push.Undo != "" && t.Options.OptedIn {
 		t.Options.Policy = policy.UndoPolicy()
 	}

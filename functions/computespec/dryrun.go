@@ -26,7 +26,7 @@ type WorkloadPlan struct {
 
 // DryRun answers "what would this push do" with the same discovery, policy
 // and wave logic as a real push, writing nothing.
-func DryRun(c Cache, d config.Defaults, push events.ImagePushedData) ([]WorkloadPlan, error) {
+func DryRun(c Cache, d config.Defaults, push events.UpgradeRequestData) ([]WorkloadPlan, error) {
 	targets, err := Discover(c, d, push)
 	if err != nil {
 		return nil, err
@@ -55,7 +55,7 @@ func DryRun(c Cache, d config.Defaults, push events.ImagePushedData) ([]Workload
 
 // simulate runs the rollout state machine on a copy, completing each wave
 // before planning the next.
-func simulate(t Target, push events.ImagePushedData, cands []rollout.Candidate) ([][]*rollout.Pod, []*rollout.Pod) {
+func simulate(t Target, push events.UpgradeRequestData, cands []rollout.Candidate) ([][]*rollout.Pod, []*rollout.Pod) {
 	r := rollout.Begin(nil, "dry-run", t.Workload.Ref, push, t.rolloutOptions(), nowZero)
 	var waves [][]*rollout.Pod
 	for i := 0; i < len(cands)+1; i++ {

@@ -103,7 +103,7 @@ func (f *Function) Name() string { return Name }
 
 // Types implements runner.Function.
 func (f *Function) Types() []string {
-	return []string{events.ImagePushed, events.UpgradeSucceeded, events.UpgradeFailed,
+	return []string{events.ImagePushed, events.UpgradeRequested, events.UpgradeSucceeded, events.UpgradeFailed,
 		events.UpgradeRolledBack, events.RolloutResumed, events.UpgradeApproved, events.UpgradeRejected,
 		events.ContainerRestartRequested, events.ContainerResizeRequested}
 }
@@ -113,6 +113,8 @@ func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudeven
 	switch e.Type() {
 	case events.ImagePushed:
 		return f.onPush(ctx, e)
+	case events.UpgradeRequested:
+		return f.onRequest(ctx, e)
 	case events.UpgradeSucceeded, events.UpgradeFailed, events.UpgradeRolledBack:
 		return f.onOutcome(ctx, e)
 	case events.RolloutResumed:

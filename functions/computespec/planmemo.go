@@ -38,7 +38,7 @@ type memoPod struct {
 // candidates is candidates() for the pods of workload key in the rollout
 // upgradeID, reusing what the last observation of the same pods planned.
 // The candidates returned are shared: read only.
-func (m *planMemo) candidates(key, upgradeID, kind string, pods []*corev1.Pod, push events.ImagePushedData, pol policy.Policy) []rollout.Candidate {
+func (m *planMemo) candidates(key, upgradeID, kind string, pods []*corev1.Pod, push events.UpgradeRequestData, pol policy.Policy) []rollout.Candidate {
 	m.mu.Lock()
 	old, ok := m.by[key]
 	m.mu.Unlock()

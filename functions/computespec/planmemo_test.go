@@ -32,7 +32,7 @@ func TestPlansAreReusedWhileThePodIsUnchanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	push := events.ImagePushedData{Registry: "registry.example", Repository: "shop/web", Tag: "1.3.0"}
+	push := events.UpgradeRequestData{ImagePushedData: events.ImagePushedData{Registry: "registry.example", Repository: "shop/web", Tag: "1.3.0"}}
 	var m planMemo
 	a, b := memoPodAt("web-a", "10", "registry.example/shop/web:1.2.0"), memoPodAt("web-b", "11", "registry.example/shop/web:1.2.0")
 	first := m.candidates("Deployment/shop/web", "u-1", "Deployment", []*corev1.Pod{a, b}, push, pol)

@@ -23,13 +23,32 @@ var errOlder = errors.New("not newer than the rollout in progress")
 // errBackwards: the push would take the workload back to what it left.
 var errBackwards = errors.New("refused: never backwards")
 
-// onPush starts (or supersedes) a rollout on every workload the push
-// concerns and emits the first wave of each.
+// onPush takes a registry's push (image.pushed): a request with none of
+// the operator's fields, which an image.pushed may not carry.
 func (f *Function) onPush(ctx context.Context, in cloudevents.Event) ([]cloudevents.Event, error) {
+	if fields := events.OperatorFields(in.Data()); len(fields) > 0 {
+		return nil, f.refuseOperatorFields(in, fields)
+	}
 	push, err := events.As[events.ImagePushedData](in)
 	if err != nil {
 		return nil, err
 	}
+	return f.upgrade(ctx, in, events.UpgradeRequestData{ImagePushedData: push})
+}
+
+// onRequest takes an operator's upgrade.requested (`inplace upgrade`,
+// `inplace undo`): one workload, maybe going back on purpose.
+func (f *Function) onRequest(ctx context.Context, in cloudevents.Event) ([]cloudevents.Event, error) {
+	req, err := events.As[events.UpgradeRequestData](in)
+	if err != nil {
+		return nil, err
+	}
+	return f.upgrade(ctx, in, req)
+}
+
+// upgrade starts (or supersedes) a rollout on every workload the push
+// concerns and emits the first wave of each.
+func (f *Function) upgrade(ctx context.Context, in cloudevents.Event, push events.UpgradeRequestData) ([]cloudevents.Event, error) {
 	if err := replayStarts(in); err != nil {
 		return nil, err
 	}
@@ -89,14 +108,14 @@ var errSyncing = fmt.Errorf("%w: the previous rollout's template sync is under w
 // start begins the rollout of push on one target. While the previous
 // rollout syncs the template, it waits for that record's next change (the
 // watch of the records), then looks again.
-func (f *Function) start(ctx context.Context, in cloudevents.Event, push events.ImagePushedData, t Target) ([]cloudevents.Event, error) {
+func (f *Function) start(ctx context.Context, in cloudevents.Event, push events.UpgradeRequestData, t Target) ([]cloudevents.Event, error) {
 	return f.whenRecordFree(ctx, rollout.Key(t.Workload.Ref), func() ([]cloudevents.Event, error) {
 		return f.startOnce(ctx, in, push, t)
 	})
 }
 
 // startOnce begins the rollout of push on one target.
-func (f *Function) startOnce(ctx context.Context, in cloudevents.Event, push events.ImagePushedData, t Target) ([]cloudevents.Event, error) {
+func (f *Function) startOnce(ctx context.Context, in cloudevents.Event, push events.UpgradeRequestData, t Target) ([]cloudevents.Event, error) {
 	ref := t.Workload.Ref
 	upgradeID := UpgradeID(in.ID(), ref)
 	if err := f.backwards(ctx, ref, upgradeID, push); err != nil {
@@ -146,7 +165,7 @@ func (f *Function) startOnce(ctx context.Context, in cloudevents.Event, push eve
 			// The history moves when an approver says so.
 			rollout.AwaitApproval(r, why, in.ID(), ttl, now)
 		default:
-			r.History[push.Name()] = rollout.Advance(r.History[push.Name()], push, cands)
+			r.History[push.Name()] = rollout.Advance(r.History[push.Name()], push.ImagePushedData, cands)
 		}
 		hold(view, r, cands, timeout, now)
 		planned = rollout.Plan(r, cands, in.ID(), false, now)
@@ -166,16 +185,17 @@ func (f *Function) startOnce(ctx context.Context, in cloudevents.Event, push eve
 }
 
 // canBegin checks that a push may start a rollout after prev: never
-// backwards (unless a manual upgrade says so), and newer than a rollout it
-// would supersede.
-func canBegin(prev *rollout.Rollout, ref events.ObjectRef, upgradeID string, pol policy.Policy, push events.ImagePushedData, recheck time.Duration) error {
+// backwards (unless an operator's request says so), and newer than a
+// rollout it would supersede.
+func canBegin(prev *rollout.Rollout, ref events.ObjectRef, upgradeID string, pol policy.Policy, push events.UpgradeRequestData,
+	recheck time.Duration) error {
 	if err := checkUndo(prev, ref, upgradeID, push); err != nil {
 		return err
 	}
 	if prev == nil || prev.UpgradeID == upgradeID {
 		return nil
 	}
-	if why := rollout.Backwards(prev.History[push.Name()], push); why != "" && !push.AllowOlder {
+	if why := rollout.Backwards(prev.History[push.Name()], push.ImagePushedData); why != "" && !push.AllowOlder {
 		return fmt.Errorf("%w: %s", errBackwards, why)
 	}
 	return canSupersede(prev, pol, push, recheck)
@@ -185,7 +205,7 @@ func canBegin(prev *rollout.Rollout, ref events.ObjectRef, upgradeID string, pol
 // the record does not bear out), before anything else is looked at: the
 // refusal names the reason even when the policy would leave every pod
 // alone anyway.
-func (f *Function) backwards(ctx context.Context, ref events.ObjectRef, upgradeID string, push events.ImagePushedData) error {
+func (f *Function) backwards(ctx context.Context, ref events.ObjectRef, upgradeID string, push events.UpgradeRequestData) error {
 	raw, _, err := f.d.Store.Get(ctx, rollout.Key(ref))
 	if err != nil {
 		return err
@@ -200,14 +220,14 @@ func (f *Function) backwards(ctx context.Context, ref events.ObjectRef, upgradeI
 	if prev == nil || prev.UpgradeID == upgradeID || push.AllowOlder {
 		return nil
 	}
-	if why := rollout.Backwards(prev.History[push.Name()], push); why != "" {
+	if why := rollout.Backwards(prev.History[push.Name()], push.ImagePushedData); why != "" {
 		return fmt.Errorf("%w: %s", errBackwards, why)
 	}
 	return nil
 }
 
 // canSupersede checks that a push may replace the rollout in prev.
-func canSupersede(prev *rollout.Rollout, pol policy.Policy, push events.ImagePushedData, recheck time.Duration) error {
+func canSupersede(prev *rollout.Rollout, pol policy.Policy, push events.UpgradeRequestData, recheck time.Duration) error {
 	if prev.Phase.Finished() {
 		return nil
 	}

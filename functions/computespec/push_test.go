@@ -144,7 +144,7 @@ func TestDryRunShowsWavesAndReasons(t *testing.T) {
 	e.create(spec{name: "strict", replicas: 1, containers: []corev1.Container{container("app", web12)},
 		annotations: map[string]string{"inplace.dev/policy": "semver:patch"}})
 	push := events.ImagePushedData{Registry: e.w.Registry.Host(), Repository: e.ns + "/web", Tag: "1.3.0", Digest: d13, Origin: "test"}
-	got, err := computespec.DryRun(e.cache, config.StandardDefaults(), push)
+	got, err := computespec.DryRun(e.cache, config.StandardDefaults(), events.UpgradeRequestData{ImagePushedData: push})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ const signatureRecheck = 5 * time.Second
 // closed: a bad policy, no verifier, no signature (once signature-wait
 // from the push's arrival has passed) or none that verifies is
 // errSignature with the reasons; an unreachable registry is retried.
-func (f *Function) signer(ctx context.Context, in cloudevents.Event, t Target, push events.ImagePushedData) (string, error) {
+func (f *Function) signer(ctx context.Context, in cloudevents.Event, t Target, push events.UpgradeRequestData) (string, error) {
 	d := f.d.Defaults.Load()
 	pol, err := signature.FromAnnotations(t.Workload.Meta.Annotations, d.Signature)
 	if err != nil {
@@ -57,7 +57,7 @@ func (f *Function) signer(ctx context.Context, in cloudevents.Event, t Target, p
 			secrets = append(secrets, pods[0].Namespace+"/"+s.Name)
 		}
 	}
-	who, err := f.d.Signatures.Verify(ctx, signature.Request{Push: push, Namespace: t.Workload.Ref.Namespace, Policy: pol,
+	who, err := f.d.Signatures.Verify(ctx, signature.Request{Push: push.ImagePushedData, Namespace: t.Workload.Ref.Namespace, Policy: pol,
 		PullSecrets: secrets, TrustedRoot: d.TrustedRoot})
 	switch {
 	case err == nil:
@@ -74,7 +74,7 @@ func (f *Function) signer(ctx context.Context, in cloudevents.Event, t Target, p
 // recordRefusal keeps a refused push in the rollout record, for inplace
 // status: a rollout of its own (phase Refused) when none is in flight,
 // else a note on the one in flight. Redelivered, it changes nothing.
-func (f *Function) recordRefusal(ctx context.Context, in cloudevents.Event, t Target, push events.ImagePushedData, why string) error {
+func (f *Function) recordRefusal(ctx context.Context, in cloudevents.Event, t Target, push events.UpgradeRequestData, why string) error {
 	ref := t.Workload.Ref
 	upgradeID, now := UpgradeID(in.ID(), ref), f.d.Now()
 	_, err := f.d.Store.Update(ctx, rollout.Key(ref), func(old []byte) ([]byte, error) {

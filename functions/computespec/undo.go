@@ -20,7 +20,7 @@ var errUndo = errors.New("refused undo")
 // claim; the record decides. A redelivered undo (its own rollout in prev)
 // passes. The record must be of the workload ref as it lives now (not of
 // one deleted and made again under its name).
-func checkUndo(prev *rollout.Rollout, ref events.ObjectRef, upgradeID string, push events.ImagePushedData) error {
+func checkUndo(prev *rollout.Rollout, ref events.ObjectRef, upgradeID string, push events.UpgradeRequestData) error {
 	if push.Undo == "" || (prev != nil && prev.UpgradeID == upgradeID) {
 		return nil
 	}

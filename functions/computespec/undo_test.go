@@ -20,13 +20,15 @@ import (
 	"github.com/inplace-dev/inplace/test/world"
 )
 
-// undo is the push `inplace undo` publishes: tag@digest of repo, restricted
-// to ref's container app, going back on purpose, naming the upgrade undone.
+// undo is the upgrade.requested `inplace undo` publishes: tag@digest of
+// repo, restricted to ref's container app, going back on purpose, naming
+// the upgrade undone.
 func (e *env) undo(id string, ref events.ObjectRef, tag, digest, undoes string) cloudevents.Event {
 	e.t.Helper()
-	d := events.ImagePushedData{Registry: e.w.Registry.Host(), Repository: e.ns + "/web", Tag: tag, Digest: digest,
-		Origin: "manual", Target: &ref, Containers: []string{"app"}, AllowOlder: true, Undo: undoes}
-	ev, err := events.New(id, events.ImagePushed, events.Source("cli"), d.Ref(), d)
+	d := events.UpgradeRequestData{ImagePushedData: events.ImagePushedData{Registry: e.w.Registry.Host(),
+		Repository: e.ns + "/web", Tag: tag, Digest: digest, Origin: "manual"},
+		Target: &ref, Containers: []string{"app"}, AllowOlder: true, Undo: undoes}
+	ev, err := events.New(id, events.UpgradeRequested, events.Source("cli"), d.Ref(), d)
 	if err != nil {
 		e.t.Fatal(err)
 	}

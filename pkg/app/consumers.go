@@ -9,7 +9,7 @@ import (
 // process creates all of them, whatever it runs itself, so an event
 // published before the process that handles it starts is never missed.
 var Consumers = []bus.ConsumerSpec{
-	{Name: "compute-spec", Types: []string{events.ImagePushed, events.UpgradeSucceeded, events.UpgradeFailed,
+	{Name: "compute-spec", Types: []string{events.ImagePushed, events.UpgradeRequested, events.UpgradeSucceeded, events.UpgradeFailed,
 		events.UpgradeRolledBack, events.RolloutResumed, events.UpgradeApproved, events.UpgradeRejected,
 		events.ContainerRestartRequested, events.ContainerResizeRequested}},
 	{Name: "pre-pull", Types: []string{events.UpgradePlanned}},

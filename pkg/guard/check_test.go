@@ -30,8 +30,8 @@ func pod() *corev1.Pod {
 }
 
 func record() *rollout.Rollout {
-	push := events.ImagePushedData{Registry: "r.example", Repository: "shop/web", Tag: "1.3.0",
-		Digest: "sha256:3333333333333333333333333333333333333333333333333333333333333333", Origin: "test"}
+	push := events.UpgradeRequestData{ImagePushedData: events.ImagePushedData{Registry: "r.example", Repository: "shop/web", Tag: "1.3.0",
+		Digest: "sha256:3333333333333333333333333333333333333333333333333333333333333333", Origin: "test"}}
 	return &rollout.Rollout{UpgradeID: "u-1", Workload: owner, Push: push, Phase: rollout.Running,
 		Pods: map[string]*rollout.Pod{"web-1": {Name: "web-1", UID: "pod-1", State: rollout.InFlight, UpgradeID: "u-1",
 			Containers: []events.ContainerPlan{{Name: "app", FromImage: from, ToImage: to}}}}}

@@ -26,7 +26,9 @@ func Detail(e cloudevents.Event) string {
 func detail(e cloudevents.Event) (string, error) {
 	switch e.Type() {
 	case events.ImagePushed:
-		return decoded(e, pushedDetail)
+		return decoded(e, func(d events.ImagePushedData) string { return d.Ref() + " (" + d.Origin + ")" })
+	case events.UpgradeRequested:
+		return decoded(e, requestedDetail)
 	case events.UpgradePlanned:
 		return decoded(e, func(p events.Plan) string { return fmt.Sprintf("wave %d → %s", p.Wave, p.Target) })
 	case events.ImagePrepulled:
@@ -59,7 +61,7 @@ func decoded[T any](e cloudevents.Event, f func(T) string) (string, error) {
 	return f(v), nil
 }
 
-func pushedDetail(d events.ImagePushedData) string {
+func requestedDetail(d events.UpgradeRequestData) string {
 	s := d.Ref() + " (" + d.Origin + ")"
 	if d.Target != nil {
 		s += " for " + d.Target.String()

@@ -62,15 +62,16 @@ func TestLineInLocation(t *testing.T) {
 	}
 }
 
-// A manual push says what it is: an undo names the upgrade it undoes.
-func TestPushedDetailSaysUndo(t *testing.T) {
+// An operator's request says what it is: an undo names the upgrade it undoes.
+func TestRequestedDetailSaysUndo(t *testing.T) {
 	w := events.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web"}
-	d := events.ImagePushedData{Registry: "r", Repository: "shop/web", Tag: "1.2.0", Origin: "manual", Target: &w, AllowOlder: true}
-	if got, want := pushedDetail(d), "r/shop/web:1.2.0 (manual) for Deployment/shop/web, allowed to go back"; got != want {
+	d := events.UpgradeRequestData{ImagePushedData: events.ImagePushedData{Registry: "r", Repository: "shop/web", Tag: "1.2.0",
+		Origin: "manual"}, Target: &w, AllowOlder: true}
+	if got, want := requestedDetail(d), "r/shop/web:1.2.0 (manual) for Deployment/shop/web, allowed to go back"; got != want {
 		t.Errorf("got %q; want %q", got, want)
 	}
 	d.Undo = "u-1"
-	if got, want := pushedDetail(d), "r/shop/web:1.2.0 (manual) for Deployment/shop/web, undoing u-1"; got != want {
+	if got, want := requestedDetail(d), "r/shop/web:1.2.0 (manual) for Deployment/shop/web, undoing u-1"; got != want {
 		t.Errorf("got %q; want %q", got, want)
 	}
 }

@@ -14,7 +14,7 @@ import (
 func sampleRollout(name string, phase rollout.Phase, states ...rollout.PodState) rollout.Rollout {
 	r := rollout.Rollout{
 		UpgradeID: "u-" + name, Workload: events.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: name},
-		Push:  events.ImagePushedData{Registry: "registry.example", Repository: "shop/" + name, Tag: "1.3.0", Origin: "distribution"},
+		Push:  events.UpgradeRequestData{ImagePushedData: events.ImagePushedData{Registry: "registry.example", Repository: "shop/" + name, Tag: "1.3.0", Origin: "distribution"}},
 		Phase: phase, Pods: map[string]*rollout.Pod{}, Wave: 2,
 		StartedAt: t0, UpdatedAt: t0.Add(time.Minute),
 	}

@@ -21,7 +21,8 @@ type Trace struct {
 	// State is the last rollout event's verb: "completed", "halted",
 	// "resumed"; "" while no rollout event was seen (in flight).
 	State string `json:"state,omitempty"`
-	// Push is the image.pushed that started it, when it is still in the stream.
+	// Push is the image.pushed (or upgrade.requested) that started it, when
+	// it is still in the stream.
 	Push *Step     `json:"push,omitempty"`
 	Pods []PodPath `json:"pods"`
 	// Rollout are the rollout-level steps after the push (rollout.halted,
@@ -116,7 +117,7 @@ func newStep(r Record) Step {
 
 func (t *Trace) rolloutStep(st Step, r Record) {
 	switch r.Event.Type() {
-	case events.ImagePushed:
+	case events.ImagePushed, events.UpgradeRequested:
 		if t.Push == nil && r.Dead == nil {
 			st.After, st.AfterMillis = 0, 0
 			t.Push = &st

@@ -41,7 +41,7 @@ const (
 // The target keeps the container's own spelling of registry and repository
 // ("nginx" stays "nginx", not "docker.io/library/nginx") and takes the pushed
 // tag, pinned to the pushed digest when known: "nginx:1.25.1@sha256:…".
-func PlanPod(pod *corev1.Pod, push events.ImagePushedData, pol policy.Policy) ([]events.ContainerPlan, []Skip) {
+func PlanPod(pod *corev1.Pod, push events.UpgradeRequestData, pol policy.Policy) ([]events.ContainerPlan, []Skip) {
 	var plans []events.ContainerPlan
 	var skips []Skip
 	consider := func(c corev1.Container, init bool) {
@@ -55,7 +55,7 @@ func PlanPod(pod *corev1.Pod, push events.ImagePushedData, pol policy.Policy) ([
 			skips = append(skips, Skip{c.Name, SkipInitContainer})
 			return
 		}
-		p, reason := planContainer(pod, c, push, pol)
+		p, reason := planContainer(pod, c, push.ImagePushedData, pol)
 		if reason != "" {
 			skips = append(skips, Skip{c.Name, reason})
 			return

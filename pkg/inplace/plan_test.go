@@ -10,8 +10,9 @@ import (
 	"github.com/inplace-dev/inplace/pkg/policy"
 )
 
-func push(registry, repo, tag, digest string) events.ImagePushedData {
-	return events.ImagePushedData{Registry: registry, Repository: repo, Tag: tag, Digest: digest, Origin: "distribution"}
+func push(registry, repo, tag, digest string) events.UpgradeRequestData {
+	return events.UpgradeRequestData{ImagePushedData: events.ImagePushedData{Registry: registry, Repository: repo, Tag: tag,
+		Digest: digest, Origin: "distribution"}}
 }
 
 // single is a pod with one container "app" on image, running runningID.
@@ -24,7 +25,7 @@ func single(image, runningID string) *corev1.Pod {
 }
 
 func TestPlanPod(t *testing.T) {
-	nginx := func(tag, digest string) events.ImagePushedData {
+	nginx := func(tag, digest string) events.UpgradeRequestData {
 		return push("docker.io", "library/nginx", tag, digest)
 	}
 	appPlan := func(from, to string) []events.ContainerPlan {
@@ -33,7 +34,7 @@ func TestPlanPod(t *testing.T) {
 	tests := []struct {
 		name      string
 		pod       *corev1.Pod
-		push      events.ImagePushedData
+		push      events.UpgradeRequestData
 		policy    string
 		wantPlans []events.ContainerPlan
 		wantSkips []Skip

@@ -55,7 +55,7 @@ func Approve(r *Rollout, by, reason, inputID string, cands []Candidate, now time
 	if r.History == nil {
 		r.History = map[string]History{}
 	}
-	r.History[r.Push.Name()] = Advance(r.History[r.Push.Name()], r.Push, cands)
+	r.History[r.Push.Name()] = Advance(r.History[r.Push.Name()], r.Push.ImagePushedData, cands)
 	return true
 }
 

@@ -13,7 +13,7 @@ import (
 // for the new target), every other pod is planned afresh for the new target.
 // The caller has checked that push is newer than prev's target, and that
 // prev is not in the middle of a template sync.
-func Begin(prev *Rollout, upgradeID string, w events.ObjectRef, push events.ImagePushedData, opts Options, now time.Time) *Rollout {
+func Begin(prev *Rollout, upgradeID string, w events.ObjectRef, push events.UpgradeRequestData, opts Options, now time.Time) *Rollout {
 	if prev != nil && prev.UpgradeID == upgradeID {
 		return prev
 	}

@@ -16,7 +16,7 @@ import (
 var (
 	t0   = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	wl   = events.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web"}
-	push = events.ImagePushedData{Registry: "r", Repository: "shop/web", Tag: "1.3.0", Origin: "test"}
+	push = events.UpgradeRequestData{ImagePushedData: events.ImagePushedData{Registry: "r", Repository: "shop/web", Tag: "1.3.0", Origin: "test"}}
 )
 
 func plan() []events.ContainerPlan {

@@ -105,15 +105,15 @@ type Options struct {
 
 // Rollout is the state of one workload's rollout, the value in the KV bucket.
 type Rollout struct {
-	UpgradeID string                 `json:"upgradeID"`
-	Workload  events.ObjectRef       `json:"workload"`
-	Push      events.ImagePushedData `json:"push"`
-	Phase     Phase                  `json:"phase"`
-	Options   Options                `json:"options"`
-	Pods      map[string]*Pod        `json:"pods"`
-	Wave      int                    `json:"wave"`
-	Reason    string                 `json:"reason,omitempty"`
-	Message   string                 `json:"message,omitempty"`
+	UpgradeID string                    `json:"upgradeID"`
+	Workload  events.ObjectRef          `json:"workload"`
+	Push      events.UpgradeRequestData `json:"push"`
+	Phase     Phase                     `json:"phase"`
+	Options   Options                   `json:"options"`
+	Pods      map[string]*Pod           `json:"pods"`
+	Wave      int                       `json:"wave"`
+	Reason    string                    `json:"reason,omitempty"`
+	Message   string                    `json:"message,omitempty"`
 	// Superseded names the upgrade this one replaced, if any.
 	Superseded string `json:"superseded,omitempty"`
 	// TraceParent is the push's W3C traceparent: what a rollout does

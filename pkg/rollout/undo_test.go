@@ -13,7 +13,7 @@ import (
 // moved is a rollout of B that moved pods off the digests given by pod.
 func moved(id string, from map[string]string, state PodState) *Rollout {
 	r := &Rollout{UpgradeID: id, Workload: events.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web"},
-		Push: pushOf("1.3.0", dB, time.Time{}), Phase: Completed, Pods: map[string]*Pod{}}
+		Push: events.UpgradeRequestData{ImagePushedData: pushOf("1.3.0", dB, time.Time{})}, Phase: Completed, Pods: map[string]*Pod{}}
 	for name, digest := range from {
 		r.Pods[name] = &Pod{Name: name, UID: name, State: state, UpgradeID: id, Containers: []events.ContainerPlan{
 			{Name: "app", FromImage: "r/shop/web:1.2.0", FromImageID: "r/shop/web@" + digest, ToImage: "r/shop/web:1.3.0@" + dB}}}
@@ -40,9 +40,9 @@ func TestUndoable(t *testing.T) {
 	})
 	t.Run("carried past a refused push", func(t *testing.T) {
 		prev := moved("u-1", map[string]string{"web-0": dA}, Succeeded)
-		refused := Begin(prev, "u-2", prev.Workload, pushOf("1.4.0", dC, time.Time{}), Options{}, time.Now())
+		refused := Begin(prev, "u-2", prev.Workload, events.UpgradeRequestData{ImagePushedData: pushOf("1.4.0", dC, time.Time{})}, Options{}, time.Now())
 		refused.Phase = Refused
-		rejected := Begin(refused, "u-3", prev.Workload, pushOf("1.5.0", dC, time.Time{}), Options{}, time.Now())
+		rejected := Begin(refused, "u-3", prev.Workload, events.UpgradeRequestData{ImagePushedData: pushOf("1.5.0", dC, time.Time{})}, Options{}, time.Now())
 		rejected.Phase = Rejected
 		m, err := Undoable(rejected)
 		if err != nil || m.UpgradeID != "u-1" || m.Back.Digest != dA {
@@ -61,7 +61,7 @@ func TestUndoable(t *testing.T) {
 			t.Errorf("undo of pods that ran different digests: %v", err)
 		}
 		// Carried, it stays refused, with its reason.
-		next := Begin(prev, "u-2", prev.Workload, pushOf("1.4.0", dC, time.Time{}), Options{}, time.Now())
+		next := Begin(prev, "u-2", prev.Workload, events.UpgradeRequestData{ImagePushedData: pushOf("1.4.0", dC, time.Time{})}, Options{}, time.Now())
 		if _, err := Undoable(next); err == nil || !strings.Contains(err.Error(), "ran different images") {
 			t.Errorf("carried: %v", err)
 		}

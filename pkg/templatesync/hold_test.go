@@ -77,7 +77,8 @@ func (f *fixture) moveAhead(sts *appsv1.StatefulSet, r *rollout.Rollout, names .
 func (f *fixture) running() *rollout.Rollout {
 	r := &rollout.Rollout{UpgradeID: "u-sync", Phase: rollout.Running, Pods: map[string]*rollout.Pod{},
 		Workload: events.ObjectRef{Kind: f.kind, Namespace: f.ns, Name: f.name},
-		Push:     events.ImagePushedData{Registry: f.w.Registry.Host(), Repository: f.ns + "/shop", Tag: "1.1.0", Origin: "test"}}
+		Push: events.UpgradeRequestData{ImagePushedData: events.ImagePushedData{Registry: f.w.Registry.Host(),
+			Repository: f.ns + "/shop", Tag: "1.1.0", Origin: "test"}}}
 	for name, uid := range f.uids {
 		r.Pods[name] = &rollout.Pod{Name: name, UID: string(uid), State: rollout.InFlight, UpgradeID: r.UpgradeID,
 			Containers: []events.ContainerPlan{{Name: "app", FromImage: f.old, ToImage: f.new}}}

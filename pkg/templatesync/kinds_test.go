@@ -187,7 +187,8 @@ func TestDeploymentMidRolloutIsLeftAlone(t *testing.T) {
 	}
 	before, _ := f.c.AppsV1().Deployments(f.ns).Get(ctx, f.name, metav1.GetOptions{})
 	r := &rollout.Rollout{UpgradeID: "u-busy", Phase: rollout.Syncing, Workload: events.ObjectRef{Kind: "Deployment", Namespace: f.ns, Name: f.name},
-		Push: events.ImagePushedData{Registry: f.w.Registry.Host(), Repository: f.ns + "/shop", Tag: "1.1.0", Origin: "test"}}
+		Push: events.UpgradeRequestData{ImagePushedData: events.ImagePushedData{Registry: f.w.Registry.Host(), Repository: f.ns + "/shop",
+			Tag: "1.1.0", Origin: "test"}}}
 	rec := record.NewFakeRecorder(10)
 	p, done, err := (&templatesync.Syncer{Client: f.c, Recorder: rec}).Sync(ctx, r)
 	if err != nil || !done || !strings.Contains(p.Note, "2 active ReplicaSets") {

@@ -37,7 +37,7 @@ func TestSyncedMessageIsASentence(t *testing.T) {
 // change-cause kubectl rollout history shows.
 func TestUndoIsNamed(t *testing.T) {
 	r := &rollout.Rollout{UpgradeID: "u-2", Workload: events.ObjectRef{Kind: "StatefulSet", Namespace: "shop", Name: "cart"},
-		Push: events.ImagePushedData{Undo: "u-1"}}
+		Push: events.UpgradeRequestData{Undo: "u-1"}}
 	p := &rollout.Sync{PreviousImages: map[string]string{"app": "reg/shop:1.1.0@sha256:abc"}, Images: map[string]string{"app": "reg/shop:1.0.0@sha256:def"}}
 	if got, want := syncedMessage(r, p), "(upgrade u-2, the undo of u-1); to go back in place, not by a rollout: inplace undo statefulset/cart -n shop"; !strings.HasSuffix(got, want) {
 		t.Errorf("message:\n%s\nwant it to end with:\n%s", got, want)

@@ -157,7 +157,8 @@ func (f *fixture) inPlaceTo(target string) *rollout.Rollout {
 	ctx := f.t.Context()
 	r := &rollout.Rollout{UpgradeID: "u-sync", Phase: rollout.Syncing, Pods: map[string]*rollout.Pod{},
 		Workload: events.ObjectRef{Kind: f.kind, Namespace: f.ns, Name: f.name},
-		Push:     events.ImagePushedData{Registry: f.w.Registry.Host(), Repository: f.ns + "/shop", Tag: "1.1.0", Origin: "test"}}
+		Push: events.UpgradeRequestData{ImagePushedData: events.ImagePushedData{Registry: f.w.Registry.Host(), Repository: f.ns + "/shop",
+			Tag: "1.1.0", Origin: "test"}}}
 	for name, uid := range f.uids {
 		patch := fmt.Sprintf(`[{"op":"test","path":"/metadata/uid","value":%q},{"op":"replace","path":"/spec/containers/0/image","value":%q}]`, uid, target)
 		if _, err := f.c.CoreV1().Pods(f.ns).Patch(ctx, name, types.JSONPatchType, []byte(patch), metav1.PatchOptions{}); err != nil {

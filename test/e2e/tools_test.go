@@ -170,7 +170,8 @@ func TestReplayDryRun(t *testing.T) {
 // would on planning it, and returns its key.
 func (e *env) record(plan events.Plan, push events.ImagePushedData) string {
 	e.t.Helper()
-	r := rollout.Rollout{UpgradeID: plan.UpgradeID, Workload: plan.Owner, Push: push, Phase: rollout.Running,
+	r := rollout.Rollout{UpgradeID: plan.UpgradeID, Workload: plan.Owner, Push: events.UpgradeRequestData{ImagePushedData: push},
+		Phase: rollout.Running,
 		Pods: map[string]*rollout.Pod{plan.Pod.Name: {Name: plan.Pod.Name, UID: plan.Pod.UID, Node: plan.Pod.Node,
 			State: rollout.InFlight, UpgradeID: plan.UpgradeID, Containers: plan.Containers}}}
 	raw, err := json.Marshal(r)

@@ -64,7 +64,7 @@ concerns every namespace, so plan shows them all unless -n names one.`,
 
 // planFor is the dry run of push for the workload args names, or for every
 // workload of -n (every namespace without -n).
-func planFor(ctx context.Context, k *kubeFlags, push events.ImagePushedData, args []string) ([]computespec.WorkloadPlan, error) {
+func planFor(ctx context.Context, k *kubeFlags, image events.ImagePushedData, args []string) ([]computespec.WorkloadPlan, error) {
 	s, err := k.session()
 	if err != nil {
 		return nil, err
@@ -75,6 +75,7 @@ func planFor(ctx context.Context, k *kubeFlags, push events.ImagePushedData, arg
 	if err != nil {
 		return nil, err
 	}
+	push := events.UpgradeRequestData{ImagePushedData: image}
 	if len(args) == 1 {
 		ref, err := s.workload(ctx, args[0])
 		if err != nil {
@@ -91,7 +92,8 @@ func planFor(ctx context.Context, k *kubeFlags, push events.ImagePushedData, arg
 	return plans, err
 }
 
-// pushOf reads REPO:TAG[@DIGEST] as the data of an image.pushed.
+// pushOf reads REPO:TAG[@DIGEST] as the image of an image.pushed or an
+// upgrade.requested.
 func pushOf(image string) (events.ImagePushedData, error) {
 	r, err := imageref.Parse(image)
 	if err != nil {
@@ -149,7 +151,7 @@ func loadDefaults(ctx context.Context, s *kubeSession, namespace string) (config
 // dryRun answers what a push would do, with compute-spec's own logic, from
 // reads made within ctx: the workload the push targets and its pods, or
 // else every pod and workload of ns ("" for every namespace).
-func dryRun(ctx context.Context, s *kubeSession, ns string, push events.ImagePushedData) ([]computespec.WorkloadPlan, error) {
+func dryRun(ctx context.Context, s *kubeSession, ns string, push events.UpgradeRequestData) ([]computespec.WorkloadPlan, error) {
 	var snap *kube.Snapshot
 	var err error
 	if push.Target != nil {

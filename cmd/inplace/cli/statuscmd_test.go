@@ -15,7 +15,7 @@ func putRollout(t *testing.T, w *toolWorld, name string, phase rollout.Phase, up
 	t.Helper()
 	r := rollout.Rollout{
 		UpgradeID: "u-" + name, Workload: events.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: name},
-		Push:  events.ImagePushedData{Registry: "registry.example", Repository: "shop/" + name, Tag: "1.3.0", Origin: "distribution"},
+		Push:  events.UpgradeRequestData{ImagePushedData: events.ImagePushedData{Registry: "registry.example", Repository: "shop/" + name, Tag: "1.3.0", Origin: "distribution"}},
 		Phase: phase, Pods: map[string]*rollout.Pod{}, StartedAt: updated.Add(-5 * time.Minute), UpdatedAt: updated,
 	}
 	for i, s := range states {

@@ -95,29 +95,29 @@ func runUndo(cmd *cobra.Command, f *undoFlags, arg string) error {
 	return publish(cmd, s, ref, push, f.timeout)
 }
 
-// undoPush is the push that undoes the last rollout of ref that moved
+// undoPush is the request that undoes the last rollout of ref that moved
 // pods, from its record r: the image they ran before it, restricted to the
 // containers it moved, going back on purpose. compute-spec checks it
 // against the same record.
-func undoPush(ref events.ObjectRef, r *rollout.Rollout) (events.ImagePushedData, rollout.Moved, error) {
+func undoPush(ref events.ObjectRef, r *rollout.Rollout) (events.UpgradeRequestData, rollout.Moved, error) {
 	if r == nil {
-		return events.ImagePushedData{}, rollout.Moved{}, fmt.Errorf("%s: no rollout recorded, nothing to undo", ref)
+		return events.UpgradeRequestData{}, rollout.Moved{}, fmt.Errorf("%s: no rollout recorded, nothing to undo", ref)
 	}
 	if !r.Phase.Finished() && r.Phase != rollout.Halted {
-		return events.ImagePushedData{}, rollout.Moved{}, fmt.Errorf("%s: upgrade %s is %s; undo it once it has ended (inplace status)",
+		return events.UpgradeRequestData{}, rollout.Moved{}, fmt.Errorf("%s: upgrade %s is %s; undo it once it has ended (inplace status)",
 			ref, r.UpgradeID, r.Phase)
 	}
 	last, err := rollout.Undoable(r)
 	if err != nil {
-		return events.ImagePushedData{}, last, fmt.Errorf("%s: cannot undo: %w", ref, err)
+		return events.UpgradeRequestData{}, last, fmt.Errorf("%s: cannot undo: %w", ref, err)
 	}
-	push, err := pushOf(last.Back.Ref())
+	image, err := pushOf(last.Back.Ref())
 	if err != nil {
-		return events.ImagePushedData{}, last, fmt.Errorf("%s: the record's image %s: %w", ref, last.Back.Ref(), err)
+		return events.UpgradeRequestData{}, last, fmt.Errorf("%s: the record's image %s: %w", ref, last.Back.Ref(), err)
 	}
 	// Not a new push: the time of the newest one the workload rolled out
 	// stays its mark.
-	push.PushedAt = time.Time{}
-	push.Target, push.Containers, push.AllowOlder, push.Undo = &ref, last.Back.Containers, true, last.UpgradeID
-	return push, last, nil
+	image.PushedAt = time.Time{}
+	return events.UpgradeRequestData{ImagePushedData: image, Target: &ref, Containers: last.Back.Containers,
+		AllowOlder: true, Undo: last.UpgradeID}, last, nil
 }

@@ -21,7 +21,8 @@ func TestUndoPushFromTheRecord(t *testing.T) {
 	ref := events.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web"}
 	record := func(phase rollout.Phase) *rollout.Rollout {
 		return &rollout.Rollout{UpgradeID: "u-1", Workload: ref, Phase: phase,
-			Push: events.ImagePushedData{Registry: "r.example", Repository: "shop/web", Tag: "1.3.0", Digest: d13, Origin: "test"},
+			Push: events.UpgradeRequestData{ImagePushedData: events.ImagePushedData{Registry: "r.example", Repository: "shop/web",
+				Tag: "1.3.0", Digest: d13, Origin: "test"}},
 			Pods: map[string]*rollout.Pod{"web-0": {Name: "web-0", State: rollout.Succeeded, UpgradeID: "u-1",
 				Containers: []events.ContainerPlan{{Name: "app", FromImage: "r.example/shop/web:1.2.0",
 					FromImageID: "r.example/shop/web@" + d12, ToImage: "r.example/shop/web:1.3.0@" + d13}}}}}
@@ -30,8 +31,8 @@ func TestUndoPushFromTheRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := events.ImagePushedData{Registry: "r.example", Repository: "shop/web", Tag: "1.2.0", Digest: d12, Origin: "manual",
-		Target: &ref, Containers: []string{"app"}, AllowOlder: true, Undo: "u-1"}
+	want := events.UpgradeRequestData{ImagePushedData: events.ImagePushedData{Registry: "r.example", Repository: "shop/web",
+		Tag: "1.2.0", Digest: d12, Origin: "manual"}, Target: &ref, Containers: []string{"app"}, AllowOlder: true, Undo: "u-1"}
 	if diff := cmp.Diff(want, push); diff != "" || last.UpgradeID != "u-1" {
 		t.Errorf("undo push of u-1 (-want +got):\n%s", diff)
 	}
@@ -39,8 +40,8 @@ func TestUndoPushFromTheRecord(t *testing.T) {
 		t.Errorf("the undo push is not valid: %v", err)
 	}
 	refused := record(rollout.Completed)
-	next := rollout.Begin(refused, "u-2", ref, events.ImagePushedData{Registry: "r.example", Repository: "shop/web",
-		Tag: "1.4.0", Origin: "test"}, rollout.Options{}, time.Now())
+	next := rollout.Begin(refused, "u-2", ref, events.UpgradeRequestData{ImagePushedData: events.ImagePushedData{
+		Registry: "r.example", Repository: "shop/web", Tag: "1.4.0", Origin: "test"}}, rollout.Options{}, time.Now())
 	next.Phase = rollout.Refused
 	if p, _, err := undoPush(ref, next); err != nil || p.Undo != "u-1" || p.Digest != d12 {
 		t.Errorf("after a refused push: %+v, %v; want the undo of u-1", p, err)

@@ -28,9 +28,10 @@ func newUpgradeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "upgrade KIND/NAME --image REPO:TAG [-c CONTAINER]",
 		Short: "Upgrade one workload in place now, through the same chain as a push",
-		Long: `upgrade is what a hand-written patch script does, done right: it announces a
-push of --image restricted to one workload (deployment/NAME, statefulset/NAME,
-daemonset/NAME, replicaset/NAME or pod/NAME), and the running functions take
+		Long: `upgrade is what a hand-written patch script does, done right: it asks
+(upgrade.requested, which only the operator's NATS identity may publish) for
+--image on one workload (deployment/NAME, statefulset/NAME, daemonset/NAME,
+replicaset/NAME or pod/NAME), and the running functions take
 it through the same policy checks, waves, pre-pull, verify and rollback as a
 registry webhook. It shows the plan first, then the progress until the
 rollout completes (exit 0) or halts (exit 1).
@@ -62,11 +63,11 @@ push older than the newest it rolled out, is refused whatever its policy.
 
 func runUpgrade(cmd *cobra.Command, f *upgradeFlags, arg string) error {
 	ctx := cmd.Context()
-	push, err := pushOf(f.image)
+	image, err := pushOf(f.image)
 	if err != nil {
 		return err
 	}
-	push.Containers, push.AllowOlder = f.containers, f.allowOlder
+	push := events.UpgradeRequestData{ImagePushedData: image, Containers: f.containers, AllowOlder: f.allowOlder}
 	if push.Digest == "" && f.resolve {
 		if push.Digest, err = resolveDigest(ctx, f.image); err != nil {
 			if errors.Is(err, errNoSuchImage) {
@@ -95,17 +96,18 @@ func runUpgrade(cmd *cobra.Command, f *upgradeFlags, arg string) error {
 	return publish(cmd, s, ref, push, f.timeout)
 }
 
-// publish announces the manual push of one workload and follows its
-// rollout to the end.
-func publish(cmd *cobra.Command, s *history.Stream, ref events.ObjectRef, push events.ImagePushedData, timeout time.Duration) error {
+// publish asks for the upgrade of one workload (upgrade.requested, which
+// only the operator's identity may publish) and follows its rollout to the
+// end.
+func publish(cmd *cobra.Command, s *history.Stream, ref events.ObjectRef, push events.UpgradeRequestData, timeout time.Duration) error {
 	ctx, out := cmd.Context(), cmd.OutOrStdout()
 	start := time.Now().Add(-time.Second)
-	id := events.DeriveID("manual/"+ref.String(), events.ImagePushed, push.Ref()+"/"+start.UTC().Format(time.RFC3339Nano))
-	e, err := events.New(id, events.ImagePushed, events.Source("cli"), push.Ref(), push)
+	id := events.DeriveID("manual/"+ref.String(), events.UpgradeRequested, push.Ref()+"/"+start.UTC().Format(time.RFC3339Nano))
+	e, err := events.New(id, events.UpgradeRequested, events.Source("cli"), push.Ref(), push)
 	if err != nil {
 		return err
 	}
-	// The push carries the upgrade id compute-spec will give it, so a
+	// The request carries the upgrade id compute-spec will give it, so a
 	// refusal (its dead letter) is followed too.
 	upgradeID := computespec.UpgradeID(id, ref)
 	e.SetExtension(events.ExtUpgradeID, upgradeID)
@@ -118,14 +120,14 @@ func publish(cmd *cobra.Command, s *history.Stream, ref events.ObjectRef, push e
 
 // precheck shows the plan and refuses a workload the push would leave
 // alone, from reads of that workload and its pods within the deadline.
-func precheck(cmd *cobra.Command, s *kubeSession, push events.ImagePushedData) error {
+func precheck(cmd *cobra.Command, s *kubeSession, push events.UpgradeRequestData) error {
 	ctx, cancel := s.reads(cmd.Context())
 	defer cancel()
 	plans, err := dryRun(ctx, s, push.Target.Namespace, push)
 	if err != nil {
 		return err
 	}
-	printPlans(cmd.OutOrStdout(), push, plans)
+	printPlans(cmd.OutOrStdout(), push.ImagePushedData, plans)
 	if len(plans) == 1 && plans[0].Skip != "" {
 		return fmt.Errorf("%s: %s", plans[0].Workload, plans[0].Skip)
 	}
@@ -143,7 +145,7 @@ func follow(ctx context.Context, cmd *cobra.Command, s *history.Stream, upgradeI
 	q := history.Query{Filter: history.Filter{UpgradeID: upgradeID, DeadLetters: true}, Since: since, Follow: true}
 	err := s.Read(ctx, q, func(r history.Record) error {
 		fmt.Fprintln(cmd.OutOrStdout(), history.Line(r, time.Local))
-		if r.Dead != nil && r.Event.Type() == events.ImagePushed {
+		if r.Dead != nil && r.Event.Type() == events.UpgradeRequested {
 			halted = fmt.Errorf("upgrade %s refused: %s", upgradeID, r.Dead.Reason)
 			return errFinished
 		}

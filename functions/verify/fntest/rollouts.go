@@ -70,7 +70,7 @@ func Record(t testing.TB, plan events.Plan, push events.ImagePushedData) {
 	t.Helper()
 	ro := Records.Rollout(t, plan.Owner)
 	if ro == nil || ro.UpgradeID != plan.UpgradeID {
-		ro = &rollout.Rollout{UpgradeID: plan.UpgradeID, Workload: plan.Owner, Push: push, Phase: rollout.Running,
+		ro = &rollout.Rollout{UpgradeID: plan.UpgradeID, Workload: plan.Owner, Push: events.UpgradeRequestData{ImagePushedData: push}, Phase: rollout.Running,
 			Pods: map[string]*rollout.Pod{}, StartedAt: time.Now().UTC()}
 	}
 	ro.Pods[plan.Pod.Name] = &rollout.Pod{Name: plan.Pod.Name, UID: plan.Pod.UID, Node: plan.Pod.Node,

@@ -123,7 +123,7 @@ func Plan(t testing.TB, pod *corev1.Pod, upgradeID string, target Image) events.
 	if err != nil {
 		t.Fatal(err)
 	}
-	cps, skips := inplace.PlanPod(pod, push, pol)
+	cps, skips := inplace.PlanPod(pod, events.UpgradeRequestData{ImagePushedData: push}, pol)
 	if len(cps) == 0 {
 		t.Fatalf("no container of %s to move to %s: %+v", pod.Name, target.Ref, skips)
 	}
