@@ -78,6 +78,10 @@ type Deps struct {
 	// it from the API server when that contradicts the outcome; nil: the
 	// cache's word is final.
 	Pods, Fresh PodReader
+	// Dates dates a push that carries no time by its image's creation, as
+	// the registry says, before the never-backwards check; nil judges such
+	// a push on what it carries.
+	Dates ImageDater
 }
 
 // Function is compute-spec.
@@ -85,6 +89,7 @@ type Function struct {
 	d       Deps
 	commits commits
 	plans   planMemo
+	dated   dateCache
 }
 
 // New returns compute-spec.

@@ -118,7 +118,8 @@ func (f *Function) start(ctx context.Context, in cloudevents.Event, push events.
 func (f *Function) startOnce(ctx context.Context, in cloudevents.Event, push events.UpgradeRequestData, t Target) ([]cloudevents.Event, error) {
 	ref := t.Workload.Ref
 	upgradeID := UpgradeID(in.ID(), ref)
-	if err := f.backwards(ctx, ref, upgradeID, push); err != nil {
+	dates, err := f.backwards(ctx, t, upgradeID, push)
+	if err != nil {
 		return nil, err
 	}
 	pods, err := f.d.Cache.PodsOf(ref)
@@ -152,7 +153,7 @@ func (f *Function) startOnce(ctx context.Context, in cloudevents.Event, push eve
 		if err != nil {
 			return nil, err
 		}
-		if err := canBegin(prev, ref, upgradeID, t.Options.Policy, push, f.recheck()); err != nil {
+		if err := canBegin(prev, ref, upgradeID, t.Options.Policy, push, dates, f.recheck()); err != nil {
 			return nil, err
 		}
 		r = rollout.Begin(prev, upgradeID, ref, push, t.rolloutOptions(), now)
@@ -186,16 +187,16 @@ func (f *Function) startOnce(ctx context.Context, in cloudevents.Event, push eve
 
 // canBegin checks that a push may start a rollout after prev: never
 // backwards (unless an operator's request says so), and newer than a
-// rollout it would supersede.
+// rollout it would supersede. dates are the creation times backwards read.
 func canBegin(prev *rollout.Rollout, ref events.ObjectRef, upgradeID string, pol policy.Policy, push events.UpgradeRequestData,
-	recheck time.Duration) error {
+	dates rollout.Dates, recheck time.Duration) error {
 	if err := checkUndo(prev, ref, upgradeID, push); err != nil {
 		return err
 	}
 	if prev == nil || prev.UpgradeID == upgradeID {
 		return nil
 	}
-	if why := rollout.Backwards(prev.History[push.Name()], push.ImagePushedData); why != "" && !push.AllowOlder {
+	if why := rollout.Backwards(prev.History[push.Name()], push.ImagePushedData, dates); why != "" && !push.AllowOlder {
 		return fmt.Errorf("%w: %s", errBackwards, why)
 	}
 	return canSupersede(prev, pol, push, recheck)
@@ -204,26 +205,33 @@ func canBegin(prev *rollout.Rollout, ref events.ObjectRef, upgradeID string, pol
 // backwards refuses a push that would take the workload back (or an undo
 // the record does not bear out), before anything else is looked at: the
 // refusal names the reason even when the policy would leave every pod
-// alone anyway.
-func (f *Function) backwards(ctx context.Context, ref events.ObjectRef, upgradeID string, push events.UpgradeRequestData) error {
+// alone anyway. A push without a time is dated by its registry first; the
+// dates are returned for canBegin.
+func (f *Function) backwards(ctx context.Context, t Target, upgradeID string, push events.UpgradeRequestData) (rollout.Dates, error) {
+	ref := t.Workload.Ref
 	raw, _, err := f.d.Store.Get(ctx, rollout.Key(ref))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	prev, err := decode(raw)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := checkUndo(prev, ref, upgradeID, push); err != nil {
-		return err
+		return nil, err
 	}
 	if prev == nil || prev.UpgradeID == upgradeID || push.AllowOlder {
-		return nil
+		return nil, nil
 	}
-	if why := rollout.Backwards(prev.History[push.Name()], push.ImagePushedData); why != "" {
-		return fmt.Errorf("%w: %s", errBackwards, why)
+	h := prev.History[push.Name()]
+	dates, err := f.dates(ctx, t, h, push.ImagePushedData)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	if why := rollout.Backwards(h, push.ImagePushedData, dates); why != "" {
+		return nil, fmt.Errorf("%w: %s", errBackwards, why)
+	}
+	return dates, nil
 }
 
 // canSupersede checks that a push may replace the rollout in prev.

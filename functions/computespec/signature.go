@@ -47,15 +47,9 @@ func (f *Function) signer(ctx context.Context, in cloudevents.Event, t Target, p
 	if f.d.Signatures == nil {
 		return "", fmt.Errorf("%w: a signature is required (%s) and this compute-spec verifies none", errSignature, pol)
 	}
-	pods, err := f.d.Cache.PodsOf(t.Workload.Ref)
+	secrets, err := f.pullSecrets(t)
 	if err != nil {
-		return "", wrap("pods of "+t.Workload.Ref.String(), err)
-	}
-	var secrets []string
-	if len(pods) > 0 {
-		for _, s := range pods[0].Spec.ImagePullSecrets {
-			secrets = append(secrets, pods[0].Namespace+"/"+s.Name)
-		}
+		return "", err
 	}
 	who, err := f.d.Signatures.Verify(ctx, signature.Request{Push: push.ImagePushedData, Namespace: t.Workload.Ref.Namespace, Policy: pol,
 		PullSecrets: secrets, TrustedRoot: d.TrustedRoot})

@@ -104,6 +104,7 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 		syncer := &templatesync.Syncer{Client: d.Kube, Recorder: rec, Log: d.Log.With("function", computespec.Name)}
 		cd := computespec.Deps{Cache: d.Cache, Store: d.Store, Defaults: d.Defaults,
 			Signatures: &signature.Verifier{Secrets: poll.ClientSecrets{Client: d.Kube}},
+			Dates:      &poll.Dater{Secrets: poll.ClientSecrets{Client: d.Kube}},
 			Syncer:     syncer, Recorder: rec, OptIn: d.OptIn, Log: d.Log.With("function", computespec.Name), Decoded: decoded}
 		cd.Fresh = kube.Live{Client: d.Kube}
 		if d.Reader != nil {

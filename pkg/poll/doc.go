@@ -16,4 +16,8 @@
 // never decides. compute-spec re-derives everything from the cluster and
 // the rollout record, so an announcement repeated after a restart changes
 // nothing.
+//
+// Its Dater serves compute-spec: it reads an image's creation time from the
+// registry with the same pull-secret keychain, to date a push that carries
+// no time (such as the poller's own) before the never-backwards check.
 package poll

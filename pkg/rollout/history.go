@@ -23,10 +23,22 @@ type History struct {
 	Left []string `json:"left,omitempty"`
 }
 
+// Dates are images' creation times by digest, as their registry says (the
+// image config's created), for judging a push that carries no time.
+type Dates map[string]time.Time
+
+// before reports whether a was created before b, both dates known.
+func (d Dates) before(a, b string) bool {
+	ta, tb := d[a], d[b]
+	return !ta.IsZero() && !tb.IsZero() && ta.Before(tb)
+}
+
 // Backwards says why push would take the workload backwards, or "": a push
-// of a digest the workload has left, or pushed before the newest push it
-// rolled out. A push without a digest or a time is judged on what it has.
-func Backwards(h History, push events.ImagePushedData) string {
+// of a digest the workload has left, pushed before the newest push it
+// rolled out, or, when the push carries no time, created (dates) before the
+// digest the workload last rolled out. A push is otherwise judged on what
+// it has.
+func Backwards(h History, push events.ImagePushedData, dates Dates) string {
 	switch {
 	case push.Digest != "" && push.Digest == h.Digest:
 		return ""
@@ -35,8 +47,18 @@ func Backwards(h History, push events.ImagePushedData) string {
 	case !push.PushedAt.IsZero() && !h.PushedAt.IsZero() && push.PushedAt.Before(h.PushedAt):
 		return fmt.Sprintf("pushed at %s, before %s, which the workload already rolled out",
 			push.PushedAt.UTC().Format(time.RFC3339), h.describe())
+	case push.PushedAt.IsZero() && push.Digest != "" && h.Digest != "" && dates.before(push.Digest, h.Digest):
+		return fmt.Sprintf("%s carries no push time, and its registry says it was created at %s, before %s (created at %s), which the workload already rolled out",
+			push.Digest, dates[push.Digest].UTC().Format(time.RFC3339), h.describe(), dates[h.Digest].UTC().Format(time.RFC3339))
 	}
 	return ""
+}
+
+// Undated reports whether push is one whose dates Backwards would weigh:
+// a push without a time, of a digest other than those h knows.
+func Undated(h History, push events.ImagePushedData) bool {
+	return push.PushedAt.IsZero() && push.Digest != "" && h.Digest != "" && push.Digest != h.Digest &&
+		!slices.Contains(h.Left, push.Digest)
 }
 
 func (h History) describe() string {

@@ -48,8 +48,39 @@ func TestNeverBackwards(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Backwards(h, tt.push); (got != "") != tt.want {
+			if got := Backwards(h, tt.push, nil); (got != "") != tt.want {
 				t.Errorf("Backwards = %q; want refused %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestUndatedPushByItsCreation: a push without a time, of a digest the
+// workload never ran, is judged by when the registry says its image and
+// the one last rolled out were created.
+func TestUndatedPushByItsCreation(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	h := Advance(History{}, pushOf("latest", dB, t0.Add(time.Minute)), running(dA))
+	tests := []struct {
+		name  string
+		push  events.ImagePushedData
+		dates Dates
+		want  bool
+	}{
+		{"made before the one rolled out", pushOf("latest", dC, time.Time{}), Dates{dB: t0, dC: t0.Add(-time.Hour)}, true},
+		{"made after", pushOf("latest", dC, time.Time{}), Dates{dB: t0, dC: t0.Add(time.Hour)}, false},
+		{"made at the same time", pushOf("latest", dC, time.Time{}), Dates{dB: t0, dC: t0}, false},
+		{"its date unknown", pushOf("latest", dC, time.Time{}), Dates{dB: t0}, false},
+		{"the rolled out one's date unknown", pushOf("latest", dC, time.Time{}), Dates{dC: t0.Add(-time.Hour)}, false},
+		{"a push time, which comes first", pushOf("latest", dC, t0.Add(2*time.Minute)), Dates{dB: t0, dC: t0.Add(-time.Hour)}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Backwards(h, tt.push, tt.dates); (got != "") != tt.want {
+				t.Errorf("Backwards = %q; want refused %v", got, tt.want)
+			}
+			if got := Undated(h, tt.push); got != tt.push.PushedAt.IsZero() {
+				t.Errorf("Undated = %v for a push at %s", got, tt.push.PushedAt)
 			}
 		})
 	}
@@ -65,10 +96,10 @@ func TestGoingBackOnPurpose(t *testing.T) {
 	if diff := cmp.Diff(History{Digest: dA, Tag: "latest", PushedAt: t0.Add(time.Minute), Left: []string{dB}}, h); diff != "" {
 		t.Fatalf("history (-want +got):\n%s", diff)
 	}
-	if Backwards(h, pushOf("latest", dB, t0.Add(time.Minute))) == "" {
+	if Backwards(h, pushOf("latest", dB, t0.Add(time.Minute)), nil) == "" {
 		t.Error("the digest left on purpose may come back by itself")
 	}
-	if why := Backwards(h, pushOf("latest", dC, t0.Add(time.Hour))); why != "" {
+	if why := Backwards(h, pushOf("latest", dC, t0.Add(time.Hour)), nil); why != "" {
 		t.Errorf("a newer push refused: %s", why)
 	}
 }

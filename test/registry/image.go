@@ -26,7 +26,7 @@ const CrashLabel = "dev.inplace.test/crash"
 var defaultPlatform = v1.Platform{OS: "linux", Architecture: "amd64"}
 
 // buildImage makes an image of random layers holding about c.size bytes in
-// total, with c's labels and the given platform in its config.
+// total, with c's labels, created time and the given platform in its config.
 func buildImage(c pushConfig, p v1.Platform) (v1.Image, error) {
 	base, layerType := empty.Image, types.DockerLayer
 	if c.oci {
@@ -54,6 +54,7 @@ func buildImage(c pushConfig, p v1.Platform) (v1.Image, error) {
 	cf.OS, cf.Architecture, cf.Variant = p.OS, p.Architecture, p.Variant
 	cf.Config.Labels = maps.Clone(c.labels)
 	cf.Config.Env = append([]string(nil), c.env...)
+	cf.Created = v1.Time{Time: c.created}
 	img, err = mutate.ConfigFile(img, cf)
 	if err != nil {
 		return nil, fmt.Errorf("build image: config: %w", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -28,6 +29,7 @@ type pushConfig struct {
 	labels    map[string]string
 	platforms []v1.Platform
 	oci       bool
+	created   time.Time
 	err       error
 }
 
@@ -98,8 +100,14 @@ func WithOCI() PushOption {
 	return func(c *pushConfig) { c.oci = true }
 }
 
+// WithCreated sets the image config's created time (default: the time of
+// the push, as a build that pushes at once would write it).
+func WithCreated(t time.Time) PushOption {
+	return func(c *pushConfig) { c.created = t }
+}
+
 func newPushConfig(opts []PushOption) (pushConfig, error) {
-	c := pushConfig{size: DefaultImageSize, layers: 1, labels: map[string]string{}}
+	c := pushConfig{size: DefaultImageSize, layers: 1, labels: map[string]string{}, created: time.Now().UTC()}
 	for _, o := range opts {
 		o(&c)
 	}
