@@ -55,6 +55,23 @@ func TestWorkloadKindAliases(t *testing.T) {
 			t.Errorf("plan %s: %v\n%s\nwant %q", arg, err, out, want)
 		}
 	}
+
+	// restart and resize read the workload first: a container it does not
+	// have is refused, naming those it has, before anything is published.
+	for _, args := range [][]string{
+		{"restart", "deploy/web", "-c", "app,nosuch"},
+		{"resize", "sts/db", "-c", "nosuch", "--cpu", "1"},
+		{"restart", "po/db-0", "-c", "nosuch"},
+	} {
+		out, err := e.inplace(append(args, append([]string{"-n", e.ns}, e.conn()...)...)...)
+		if err == nil || !strings.Contains(err.Error(), "-c nosuch: ") || !strings.Contains(err.Error(), "has no container nosuch (it has app)") {
+			t.Errorf("%s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	out, err := e.inplace(append([]string{"restart", "daemonsets.apps/agent", "-c", "app", "-n", e.ns, "--timeout", "2m"}, e.conn()...)...)
+	if err != nil || !strings.Contains(out, "DaemonSet/"+e.ns+"/agent containers app") {
+		t.Errorf("restart daemonsets.apps/agent -c app: %v\n%s", err, out)
+	}
 }
 
 // linesWith are the lines of out that start with prefix and contain s.
