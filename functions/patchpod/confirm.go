@@ -17,10 +17,13 @@ import (
 var errNoGuard = &guard.Refusal{Reason: guard.ReasonNotPlanned, Message: "patch-pod has no rollout records to check plans against"}
 
 // confirm asks the guard whether the plan is compute-spec's and still
-// allowed, before the first write. A plan the record does not confirm is
+// allowed, before every write. A plan the record does not confirm is
 // refused with a Warning Event and dead-lettered (a permanent error), the
-// pod untouched. A real plan the owner no longer allows is returned as
-// withdrawn, for attempt to report.
+// pod untouched but for the gate this function set False for the plan's
+// upgrade when the record has that upgrade of the pod no longer in flight
+// (ended while the pod drained): nothing else would open it. A real plan
+// the owner no longer allows is returned as withdrawn, for attempt to
+// report.
 func (s *step) confirm(ctx context.Context, pod *corev1.Pod) (withdrawn *guard.Refusal, err error) {
 	err = errNoGuard
 	if s.f.d.Guard != nil {
@@ -33,10 +36,15 @@ func (s *step) confirm(ctx context.Context, pod *corev1.Pod) (withdrawn *guard.R
 	s.f.d.Recorder.Eventf(pod, corev1.EventTypeWarning, EventRefused, "Refused in-place upgrade %s: %s: %s",
 		s.plan.UpgradeID, r.Reason, r.Message)
 	s.f.d.Log.Warn("plan refused", "pod", s.plan.Pod.String(), "upgrade", s.plan.UpgradeID, "reason", r.Reason, "message", r.Message)
-	if !r.Withdrawn {
-		return nil, settle.Permanent(fmt.Errorf("patch pod %s: %w", s.plan.Pod, r))
+	if r.Withdrawn {
+		return r, nil
 	}
-	return r, nil
+	if r.NotInFlight {
+		if err := s.restoreGate(ctx, pod); err != nil {
+			return nil, err
+		}
+	}
+	return nil, settle.Permanent(fmt.Errorf("patch pod %s: %w", s.plan.Pod, r))
 }
 
 // withdraw reports a plan the owner no longer allows as failed, after

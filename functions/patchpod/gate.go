@@ -26,7 +26,7 @@ func (s *step) drain(ctx context.Context, pod *corev1.Pod, now time.Time) error 
 	grace := time.Duration(s.plan.GraceSeconds) * time.Second
 	since, ok := gateFalseSince(pod)
 	if !ok {
-		msg := fmt.Sprintf("in-place upgrade %s to %s", s.plan.UpgradeID, s.plan.Target)
+		msg := inplace.GateStartMessage(s.plan.UpgradeID, s.plan.Target)
 		if err := s.setGate(ctx, pod, corev1.ConditionFalse, inplace.GateReasonStart, gateMessage(msg, now), now); err != nil {
 			return err
 		}
@@ -117,13 +117,13 @@ func (s *step) setGate(ctx context.Context, pod *corev1.Pod, status corev1.Condi
 	return nil
 }
 
-// restoreGate sets the gate True again when this function set it False and
-// the upgrade will not go ahead, so the pod is not left NotReady.
+// restoreGate sets the gate True again when this function set it False
+// for this plan's upgrade and the upgrade will not go ahead, so the pod is
+// not left NotReady.
 func (s *step) restoreGate(ctx context.Context, pod *corev1.Pod) error {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == inplace.ReadinessGate && c.Status == corev1.ConditionFalse && c.Reason == inplace.GateReasonStart {
-			return s.setGate(ctx, pod, corev1.ConditionTrue, inplace.GateReasonDone, "in-place upgrade did not go ahead", s.f.d.Clock.Now())
-		}
+	if !inplace.GateHeldFor(pod, s.plan.UpgradeID) {
+		return nil
 	}
-	return nil
+	return s.setGate(ctx, pod, corev1.ConditionTrue, inplace.GateReasonDone,
+		fmt.Sprintf("in-place upgrade %s did not go ahead", s.plan.UpgradeID), s.f.d.Clock.Now())
 }

@@ -18,12 +18,13 @@ import (
 
 // act carries out a decision. One that writes the pod needs the guard's
 // confirmation of the state first; once confirmed, the pod is read and the
-// decision taken again, so the write follows a fresh read (the kubelet may
-// have moved on while the guard read the cluster).
+// decision taken again on the state as the record has it, so the write
+// follows a fresh read (the kubelet may have moved on while the guard read
+// the cluster).
 func (s *step) act(ctx context.Context, plan events.Plan, st *inplace.State, pod *corev1.Pod,
 	r inplace.Result, d decision) ([]cloudevents.Event, error) {
 	if d.act != wait && d.act != report && s.confirmed != pod.Annotations[inplace.StateAnnotation] {
-		w, err := s.confirm(ctx, pod, st)
+		rec, w, err := s.confirm(ctx, pod, st)
 		var ended errEnded
 		switch {
 		case errors.As(err, &ended):
@@ -33,7 +34,7 @@ func (s *step) act(ctx context.Context, plan events.Plan, st *inplace.State, pod
 		case w != nil:
 			return s.outcome(plan, st, pod, events.UpgradeFailed, events.OutcomeFailed, w.Reason, w.Message)
 		}
-		s.confirmed = pod.Annotations[inplace.StateAnnotation]
+		s.confirmed, s.asRecorded = pod.Annotations[inplace.StateAnnotation], rec
 		return nil, errAgain
 	}
 	switch d.act {

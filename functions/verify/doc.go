@@ -16,6 +16,14 @@
 // rollback with the kubelet's message; when even that fails, or the pod is
 // gone, replaced or changed by someone else, it reports the failure.
 //
+// Before any write the state is checked against the rollout record
+// (Guard): the previous images a rollback restores are the record's, never
+// the annotation's (one that names others was edited: a Warning Event
+// says so); a state the record does not confirm is refused (Warning Event,
+// dead letter). When the record has the upgrade over or never had it, or
+// the owner withdrew it, the gate patch-pod set False for it is set True:
+// nothing else would open it.
+//
 // pod.patched is the timer: while nothing is decided it answers "not yet"
 // and is delivered again. pod.updated and container.restarted only make
 // decisions sooner; for pods without an upgrade in flight they do nothing.

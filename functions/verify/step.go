@@ -37,8 +37,12 @@ type step struct {
 	// for pod.patched, the watcher's copy for pod.updated): a cached copy
 	// older than that is read again from the API server.
 	seenRV string
-	// confirmed is the state annotation the guard confirmed last.
-	confirmed string
+	// confirmed is the state annotation the guard confirmed last, and
+	// asRecorded that state as the rollout record has it (its previous
+	// images the record's): what verify decides on and writes while the
+	// annotation is still confirmed.
+	confirmed  string
+	asRecorded *inplace.State
 	// wake is when the timer comes back while nothing is decided
 	// (nextLook); zero: the Recheck safety net.
 	wake time.Duration
@@ -65,6 +69,9 @@ func (s *step) attempt(ctx context.Context) ([]cloudevents.Event, error) {
 	st, err := inplace.ParseState(pod)
 	if err != nil {
 		return s.gone()
+	}
+	if st != nil && s.asRecorded != nil && s.confirmed == pod.Annotations[inplace.StateAnnotation] {
+		st = s.asRecorded
 	}
 	plan, ok := s.planFor(pod, st)
 	if !ok {

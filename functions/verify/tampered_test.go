@@ -21,10 +21,13 @@ import (
 
 // TestTamperedStateIsRefused is attack 2 of issue 13: editing a pod's
 // inplace.dev/state annotation (previous image evil:6.6.6) made verify
-// "roll back" the pod to evil:6.6.6, opted in or not. Now verify checks the
-// state against the rollout record before it writes: a Warning Event, a
-// permanent error (dead-lettered with the reason), and no write — the pod
-// is not rolled back to the attacker's image, its state is not closed.
+// "roll back" the pod to evil:6.6.6, opted in or not. verify checks the
+// state against the rollout record before it writes: a pod that never
+// opted in is refused (a Warning Event, a permanent error dead-lettered
+// with the reason, no write); an opted-in pod whose upgrade fails is
+// rolled back to the image the record holds, never the annotation's, with
+// a Warning Event naming what the annotation said and what the record
+// holds.
 func TestTamperedStateIsRefused(t *testing.T) {
 	fx := setup(t)
 	v1 := fntest.Push(t, fx.w, "verify/tamper", "v1")
@@ -37,15 +40,19 @@ func TestTamperedStateIsRefused(t *testing.T) {
 		in := fx.patched(t, plan)
 		st := state(t, fntest.Get(t, fx.w, pod))
 		st.Containers[0].PreviousImage = evil.Ref
-		tampered := setState(t, fx, pod, *st)
+		setState(t, fx, pod, *st)
 
-		r := fntest.Drive(t, fx.fn.Handle, in)
-		refused(t, r.Err, guard.ReasonNotTheRecordedImage)
-		fntest.WaitEvent(t, fx.w, pod, verify.EventRefused, "Refused to act on upgrade up-tamper")
+		out := fntest.One(t, fntest.Drive(t, fx.fn.Handle, in), events.UpgradeRolledBack)
+		if got := fntest.Data[events.OutcomeData](t, out); got.Reason != "ImagePullBackOff" {
+			t.Errorf("rolled back for %s (%s); want ImagePullBackOff", got.Reason, got.Message)
+		}
+		fntest.WaitEvent(t, fx.w, pod, verify.EventTampered, "names "+evil.Ref+" as container app's previous image; the rollout record holds "+v1.Ref)
 		after := fntest.Get(t, fx.w, pod)
-		if img := after.Spec.Containers[0].Image; img != missing.Pinned || after.Annotations[inplace.StateAnnotation] != tampered {
-			t.Errorf("verify wrote the pod: image %s (want still %s), state changed: %v", img, missing.Pinned,
-				after.Annotations[inplace.StateAnnotation] != tampered)
+		if img, cs := after.Spec.Containers[0].Image, fntest.ContainerStatus(after); img != v1.Ref || cs.ImageID != v1.ImageID {
+			t.Errorf("rolled back to %s (%s); want the recorded %s", img, cs.ImageID, v1.Ref)
+		}
+		if st := state(t, after); st.Phase != inplace.PhaseRolledBack || st.Containers[0].PreviousImage != v1.Ref {
+			t.Errorf("state %s, previous image %s; want RolledBack, the recorded %s", st.Phase, st.Containers[0].PreviousImage, v1.Ref)
 		}
 	})
 

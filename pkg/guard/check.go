@@ -53,27 +53,34 @@ func matchPlan(r *rollout.Rollout, p *rollout.Pod, plan events.Plan) *Refusal {
 	return nil
 }
 
-// matchState: every container the state changed is a recorded one, with
-// the recorded previous image (what a rollback restores) and target.
-func matchState(p *rollout.Pod, st *inplace.State) *Refusal {
-	for _, c := range st.Containers {
+// recordedState is st as the record has it: every container the state
+// changed is a recorded one with the recorded target, and its previous
+// image (what a rollback restores) and imageID are the record's, whatever
+// the annotation says; the annotation is a claim anyone who may edit the
+// pod can make, the record is compute-spec's.
+func recordedState(p *rollout.Pod, st *inplace.State) (*inplace.State, *Refusal) {
+	out := *st
+	out.Containers = append([]inplace.ContainerState(nil), st.Containers...)
+	for i := range out.Containers {
+		c := &out.Containers[i]
 		var want *events.ContainerPlan
-		for i := range p.Containers {
-			if p.Containers[i].Name == c.Name {
-				want = &p.Containers[i]
+		for j := range p.Containers {
+			if p.Containers[j].Name == c.Name {
+				want = &p.Containers[j]
 			}
 		}
 		switch {
 		case want == nil:
-			return forged(ReasonNotThePlan, "the state changes container %s, which the rollout record does not plan", c.Name)
-		case c.PreviousImage != want.FromImage:
-			return forged(ReasonNotTheRecordedImage, "container %s: the state would roll back to %s; the image recorded when the rollout began is %s",
-				c.Name, c.PreviousImage, want.FromImage)
+			return nil, forged(ReasonNotThePlan, "the state changes container %s, which the rollout record does not plan", c.Name)
 		case c.TargetImage != want.ToImage:
-			return forged(ReasonNotThePlan, "container %s: the state's target is %s; the record's %s", c.Name, c.TargetImage, want.ToImage)
+			return nil, forged(ReasonNotThePlan, "container %s: the state's target is %s; the record's %s", c.Name, c.TargetImage, want.ToImage)
+		}
+		c.PreviousImage = want.FromImage
+		if want.FromImageID != "" {
+			c.PreviousImageID = want.FromImageID
 		}
 	}
-	return nil
+	return &out, nil
 }
 
 func describe(c *events.ContainerPlan) string {
@@ -161,12 +168,11 @@ func current(image, running string) policy.Current {
 
 // Reasons of a refusal (the outcome's and the Event's reason).
 const (
-	ReasonNotOptedIn          = inplace.ReasonNotOptedIn
-	ReasonNotPlanned          = "NotPlanned"
-	ReasonNotTheOwner         = "NotTheOwner"
-	ReasonNotThePlan          = "NotThePlan"
-	ReasonNotTheRecordedImage = "NotTheRecordedImage"
-	ReasonPolicyRefuses       = inplace.ReasonPolicyRefuses
+	ReasonNotOptedIn    = inplace.ReasonNotOptedIn
+	ReasonNotPlanned    = "NotPlanned"
+	ReasonNotTheOwner   = "NotTheOwner"
+	ReasonNotThePlan    = "NotThePlan"
+	ReasonPolicyRefuses = inplace.ReasonPolicyRefuses
 )
 
 // Refusal is why a write was refused.
@@ -181,6 +187,11 @@ type Refusal struct {
 	// pod and it is over: the claim is not forged, only late (a success
 	// verify recorded on the bus and in the record, not on the pod).
 	Ended string
+	// NotInFlight: the record has no such upgrade of this pod in flight
+	// (never planned, ended, the pod under another upgrade, no record):
+	// nothing will carry that upgrade on, so what a step did for it alone
+	// (patch-pod's gate set False) is undone.
+	NotInFlight bool
 }
 
 func (r *Refusal) Error() string {

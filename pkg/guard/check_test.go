@@ -3,6 +3,7 @@ package guard
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -172,7 +173,7 @@ func TestUndoPlanChecks(t *testing.T) {
 func TestStateChecks(t *testing.T) {
 	state := func() *inplace.State {
 		return &inplace.State{UpgradeID: "u-1", Phase: inplace.PhasePatched,
-			Containers: []inplace.ContainerState{{Name: "app", PreviousImage: from, TargetImage: to}}}
+			Containers: []inplace.ContainerState{{Name: "app", PreviousImage: from, PreviousImageID: "r.example/shop/web@" + d12, TargetImage: to}}}
 	}
 	tests := []struct {
 		name   string
@@ -180,9 +181,9 @@ func TestStateChecks(t *testing.T) {
 		reason string
 	}{
 		{name: "the recorded upgrade"},
-		{name: "tampered previous image", change: func(st *inplace.State) {
-			st.Containers[0].PreviousImage = "evil.example/x:6.6.6"
-		}, reason: ReasonNotTheRecordedImage},
+		{name: "tampered previous image: the record's is used", change: func(st *inplace.State) {
+			st.Containers[0].PreviousImage, st.Containers[0].PreviousImageID = "evil.example/x:6.6.6", "evil.example/x@"+d12
+		}},
 		{name: "tampered target", change: func(st *inplace.State) {
 			st.Containers[0].TargetImage = "evil.example/x:6.6.6"
 		}, reason: ReasonNotThePlan},
@@ -196,15 +197,22 @@ func TestStateChecks(t *testing.T) {
 			if tt.change != nil {
 				tt.change(st)
 			}
-			rp, refusal := inFlight(record(), owner, pod(), st.UpgradeID)
+			r := record()
+			r.Pods["web-1"].Containers[0].FromImageID = "r.example/shop/web@" + d12
+			rp, refusal := inFlight(r, owner, pod(), st.UpgradeID)
+			var got *inplace.State
 			if refusal == nil {
-				refusal = matchState(rp, st)
+				got, refusal = recordedState(rp, st)
 			}
 			switch {
 			case tt.reason == "" && refusal != nil:
 				t.Fatalf("refused: %v", refusal)
 			case tt.reason != "" && (refusal == nil || refusal.Reason != tt.reason || refusal.Withdrawn):
 				t.Errorf("got %v; want a forged refusal %s", refusal, tt.reason)
+			case tt.reason == "":
+				if diff := cmp.Diff(state(), got); diff != "" {
+					t.Errorf("the state as recorded (-want +got):\n%s", diff)
+				}
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package guard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -71,24 +72,28 @@ func (g *Guard) Plan(ctx context.Context, pod *corev1.Pod, plan events.Plan) err
 }
 
 // State checks the upgrade a pod's inplace.dev/state annotation describes
-// before verify writes the pod (gate, state, rollback).
-func (g *Guard) State(ctx context.Context, pod *corev1.Pod, st *inplace.State) error {
+// before verify writes the pod (gate, state, rollback), and returns the
+// state as the rollout record has it: the previous images a rollback
+// restores are the record's (recordedState), however the annotation was
+// edited.
+func (g *Guard) State(ctx context.Context, pod *corev1.Pod, st *inplace.State) (*inplace.State, error) {
 	c, err := g.lookup(ctx, pod, st.UpgradeID)
 	if err != nil || c == nil {
-		return err
+		return nil, err
 	}
-	if r := matchState(c.pod, st); r != nil {
-		return r
+	rec, r := recordedState(c.pod, st)
+	if r != nil {
+		return nil, r
 	}
 	if st.Resize != nil {
 		if r := stateResize(c.pod, st); r != nil {
-			return r
+			return nil, r
 		}
 	}
 	if r := optedIn(c.owner); r != nil {
-		return r
+		return nil, r
 	}
-	return nil
+	return rec, nil
 }
 
 // undoing: the pod is in flight under an undo compute-spec accepted (the
@@ -107,8 +112,17 @@ type checked struct {
 }
 
 // lookup reads the owner and the record and finds the pod in flight in it
-// under upgradeID.
+// under upgradeID; a refusal it returns is NotInFlight.
 func (g *Guard) lookup(ctx context.Context, pod *corev1.Pod, upgradeID string) (*checked, error) {
+	c, err := g.find(ctx, pod, upgradeID)
+	var r *Refusal
+	if errors.As(err, &r) {
+		r.NotInFlight = true
+	}
+	return c, err
+}
+
+func (g *Guard) find(ctx context.Context, pod *corev1.Pod, upgradeID string) (*checked, error) {
 	var owner kube.Workload
 	var ok bool
 	var err error

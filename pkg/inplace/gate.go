@@ -3,6 +3,7 @@ package inplace
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -72,6 +73,25 @@ const (
 	// in flight (a new pod of an opted-in workload).
 	GateReasonIdle = "NoUpgradeInFlight"
 )
+
+// GateStartMessage begins the message of the gate patch-pod sets False
+// for an upgrade: which upgrade holds the pod out of service.
+func GateStartMessage(upgradeID, target string) string {
+	return fmt.Sprintf("in-place upgrade %s to %s", upgradeID, target)
+}
+
+// GateHeldFor reports whether the pod's gate is False as patch-pod set it
+// for upgradeID (GateReasonStart, GateStartMessage): nothing but that
+// upgrade's end opens it again.
+func GateHeldFor(pod *corev1.Pod, upgradeID string) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == ReadinessGate {
+			return c.Status == corev1.ConditionFalse && c.Reason == GateReasonStart &&
+				strings.HasPrefix(c.Message, "in-place upgrade "+upgradeID+" ")
+		}
+	}
+	return false
+}
 
 // InitGatePatch is the JSON patch for the status subresource that gives a
 // pod declaring the gate, but not yet carrying its condition, the condition
