@@ -59,13 +59,13 @@ func (f *Function) viewPulls(cands []rollout.Candidate) (*pullView, error) {
 	return v, nil
 }
 
-// hold marks the candidates whose node is still pulling their images
-// (Held), so that a pod is planned only once its node has them and never
-// holds a max-unavailable slot while it waits for a pull. It is re-derived
-// from the cluster on every transition: the pre-pull pod's completion (or
-// the node's status.images) wakes the rollout (Wake), and a node any pod
-// of r was planned on holds the images already (or failed to get them:
-// pre-pull reports that on the planned pod).
+// hold marks the candidates whose node is pulling their images (Held), so
+// that a pod is planned once its node has them and never holds a
+// max-unavailable slot while it waits for a pull under way. It is
+// re-derived from the cluster on every transition: the pre-pull pod's
+// end or removal (or the node's status.images) wakes the rollout (Wake),
+// and a node any pod of r was planned on holds the images already (or
+// failed to get them: pre-pull reports that on the planned pod).
 func hold(v *pullView, r *rollout.Rollout, cands []rollout.Candidate, timeout time.Duration, now time.Time) {
 	planned := map[string]bool{}
 	for _, p := range r.Pods {
@@ -76,16 +76,20 @@ func hold(v *pullView, r *rollout.Rollout, cands []rollout.Candidate, timeout ti
 	for i := range cands {
 		c := &cands[i]
 		c.Held = v != nil && r.Options.Prepull && r.Restart == nil && r.Resize == nil && len(c.Containers) > 0 && c.Pod.Node != "" &&
-			!planned[c.Pod.Node] && v.pulling(c, timeout, r.StartedAt, now)
+			!planned[c.Pod.Node] && v.pulling(c, timeout, now)
 	}
 }
 
-// pulling tells whether c's node is still getting c's images: neither
-// listed on the node nor pulled by a pre-pull pod, and the pull not over
-// (failed, or past timeout: then the planned pod's own pre-pull says so).
-// A node with no pre-pull pod of the images waits for one to be started
-// ahead (prepull's Warm, at the rollout's start), up to timeout too.
-func (v *pullView) pulling(c *rollout.Candidate, timeout time.Duration, started, now time.Time) bool {
+// pulling tells whether c's node is getting c's images: a pre-pull pod of
+// them is pulling there, within timeout. Only a pull under way holds a
+// pod, for its end is a change of the cluster that wakes the rollout. A
+// node with no pull of them under way and not listing them holds nothing,
+// even if pre-pull is about to start one there (Warm): it may never (it
+// saw them pulled moments ago, its pod is shared with another rollout and
+// ended, the node has no free slot), and the node's status.images, which
+// lists at most 50 images, may never show them. The pod is planned, and
+// its own pre-pull finds the images there or pulls them.
+func (v *pullView) pulling(c *rollout.Candidate, timeout time.Duration, now time.Time) bool {
 	have, known := v.nodes[c.Pod.Node]
 	if !known {
 		return false // the node is gone: the planned pod's pre-pull says so
@@ -96,7 +100,7 @@ func (v *pullView) pulling(c *rollout.Candidate, timeout time.Duration, started,
 	}
 	p := v.prepulls[c.Pod.Node][pulls.Key(images)]
 	if p == nil {
-		return now.Sub(started) <= timeout
+		return false
 	}
 	verdict, _ := pulls.Evaluate(p)
 	return verdict == pulls.Pending && now.Sub(p.CreationTimestamp.Time) <= timeout

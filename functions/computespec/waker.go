@@ -70,7 +70,7 @@ func NewWaker(f *Function, c Informers, publish func(context.Context, cloudevent
 	return w, nil
 }
 
-// podChanged: a pre-pull pod's pull ended, or a pod became Ready.
+// podChanged: a pre-pull pod stopped pulling, or a pod became Ready.
 func (w *Waker) podChanged(old, obj any) {
 	o, ok1 := old.(*corev1.Pod)
 	p, ok2 := obj.(*corev1.Pod)
@@ -78,8 +78,7 @@ func (w *Waker) podChanged(old, obj any) {
 		return
 	}
 	if pulls.IsPrepull(p) {
-		was, _ := pulls.Evaluate(o)
-		if is, _ := pulls.Evaluate(p); was == pulls.Pending && is != pulls.Pending {
+		if pullingPod(o) && !pullingPod(p) {
 			w.q.Add(wakeKey{node: p.Spec.NodeName})
 		}
 		return
@@ -124,12 +123,25 @@ func running(p *corev1.Pod) int {
 	return n
 }
 
-// podGone: a pod left, and with it maybe an unavailable one.
+// pullingPod: a pre-pull pod whose pull is under way, which holds the
+// pods waiting for its images (hold).
+func pullingPod(p *corev1.Pod) bool {
+	v, _ := pulls.Evaluate(p)
+	return v == pulls.Pending && p.DeletionTimestamp == nil
+}
+
+// podGone: a pod left, and with it maybe an unavailable one; or a
+// pre-pull pod left, and with it the pull its node's pods waited for.
 func (w *Waker) podGone(obj any) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
-	if p, ok := obj.(*corev1.Pod); ok && !pulls.IsPrepull(p) {
+	p, ok := obj.(*corev1.Pod)
+	switch {
+	case !ok:
+	case pulls.IsPrepull(p):
+		w.q.Add(wakeKey{node: p.Spec.NodeName})
+	default:
 		w.addOwner(p)
 	}
 }
