@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -91,7 +92,7 @@ func runDecide(cmd *cobra.Command, f *decideFlags, typ, upgradeID string) error 
 		return err
 	}
 	d := events.DecisionData{UpgradeID: upgradeID, Workload: r.Workload, By: f.by, Reason: f.reason}
-	e, err := events.New(events.DeriveID("decision/"+upgradeID, typ, ""), typ, events.Source("cli"), r.Workload.String(), d)
+	e, err := events.New(decisionID(upgradeID, typ, time.Now()), typ, events.Source("cli"), r.Workload.String(), d)
 	if err != nil {
 		return err
 	}
@@ -106,6 +107,18 @@ func runDecide(cmd *cobra.Command, f *decideFlags, typ, upgradeID string) error 
 	}
 	_, err = fmt.Fprintf(cmd.OutOrStdout(), "upgrade %s of %s to %s: %s (inplace trace %s)\n", upgradeID, r.Workload, r.Target(), verb, upgradeID)
 	return err
+}
+
+// decisionID is the id of a decision made at, each command one of its own:
+// one compute-spec dead-lettered (the workload paused meanwhile: "approve
+// again once it may move", compute-spec out of reach for longer than its
+// budget) is made again by running the command again, and is not dropped
+// as a copy of the first while the stream remembers its id. A decision on
+// an upgrade decided meanwhile is refused by compute-spec (the record
+// tells), and the command refuses it before that while the record shows
+// it.
+func decisionID(upgradeID, typ string, at time.Time) string {
+	return events.DeriveID("decision/"+upgradeID, typ, at.UTC().Format(time.RFC3339Nano))
 }
 
 // awaiting finds the rollout of upgradeID awaiting approval.
