@@ -45,9 +45,10 @@ var errNoGuard = &guard.Refusal{Reason: guard.ReasonNotPlanned, Message: "verify
 // state the record does not confirm is refused with a Warning Event and
 // dead-lettered, the pod untouched; an upgrade whose owner no longer opts
 // in is returned as withdrawn, to be reported failed, the pod left as it
-// is. Either way, when the record has that upgrade of the pod no longer in
-// flight, or it is withdrawn, the gate patch-pod set False for it is set
-// True: nothing else would open it.
+// is. Either way, and when the record has that upgrade of the pod over,
+// the gate patch-pod set False for it is set True: verify will not carry
+// that upgrade on (the annotation it refuses stays as it is), and nothing
+// else would open it.
 func (s *step) confirm(ctx context.Context, pod *corev1.Pod, st *inplace.State) (rec *inplace.State, withdrawn *guard.Refusal, err error) {
 	err = errNoGuard
 	if s.f.d.Guard != nil {
@@ -73,10 +74,8 @@ func (s *step) confirm(ctx context.Context, pod *corev1.Pod, st *inplace.State) 
 	s.f.d.Recorder.Eventf(pod, corev1.EventTypeWarning, EventRefused, "Refused to act on upgrade %s: %s: %s",
 		st.UpgradeID, r.Reason, r.Message)
 	s.f.d.Log.Warn("state refused", "pod", s.ref.String(), "upgrade", st.UpgradeID, "reason", r.Reason, "message", r.Message)
-	if r.Withdrawn || r.NotInFlight {
-		if err := s.openGate(ctx, pod, st.UpgradeID, r.Reason+": "+r.Message); err != nil {
-			return nil, nil, err
-		}
+	if err := s.openGate(ctx, pod, st.UpgradeID, r.Reason+": "+r.Message); err != nil {
+		return nil, nil, err
 	}
 	if !r.Withdrawn {
 		return nil, nil, settle.Permanent(fmt.Errorf("verify %s: %w", s.ref, r))

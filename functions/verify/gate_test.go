@@ -15,9 +15,10 @@ import (
 
 // A gated pod patched for an upgrade that nothing will carry on — the
 // rollout record has it over (the watchdog's deadline), the record has the
-// pod under another upgrade, or the owner no longer opts in — gets the
-// gate patch-pod set False for it set True by verify, which writes nothing
-// else: no pod is left NotReady by a refusal.
+// pod under another upgrade, the owner no longer opts in, or its state was
+// edited to a target the record does not have — gets the gate patch-pod
+// set False for it set True by verify, which writes nothing else: no pod
+// is left NotReady by a refusal.
 func TestAnUpgradeNotCarriedOnOpensItsGate(t *testing.T) {
 	fx := setup(t)
 	v1, v2 := fntest.Push(t, fx.w, "verify/gate", "v1"), fntest.Push(t, fx.w, "verify/gate", "v2")
@@ -30,6 +31,11 @@ func TestAnUpgradeNotCarriedOnOpensItsGate(t *testing.T) {
 		}},
 		{"the record has the pod under another upgrade", func(_ *testing.T, pod *corev1.Pod, r *rollout.Rollout) {
 			r.Pods[pod.Name].UpgradeID = "up-other"
+		}},
+		{"the state's target edited", func(t *testing.T, pod *corev1.Pod, _ *rollout.Rollout) {
+			st := state(t, fntest.Get(t, fx.w, pod))
+			st.Containers[0].TargetImage = v1.Ref
+			setState(t, fx, pod, *st)
 		}},
 		{"the owner no longer opts in", func(t *testing.T, pod *corev1.Pod, _ *rollout.Rollout) {
 			patch := []byte(`{"metadata":{"annotations":{"inplace.dev/policy":null}}}`)
