@@ -155,7 +155,7 @@ func (sw *statusWatch) finish() (failed []string, fewer time.Duration, versions 
 	return failed, fewer, len(sw.all)
 }
 
-// log writes every version seen, for the measurement in the README.
+// log writes every version seen, for the measurement in docs/workloads.md.
 func (sw *statusWatch) log(t *testing.T) {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()

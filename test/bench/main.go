@@ -67,7 +67,7 @@ func parseOptions(args []string) (options, error) {
 		d = quickDefaults
 	}
 	out := fs.String("out", env("out", "bench.json"), "where to write the JSON report (env INPLACE_BENCH_OUT)")
-	md := fs.String("markdown", "", "print the report a run wrote to this JSON file as Markdown (the README's tables) and run nothing")
+	md := fs.String("markdown", "", "print the report a run wrote to this JSON file as Markdown (the tables of docs/performance.md) and run nothing")
 	parts := fs.String("parts", env("parts", allParts), "what to run: "+allParts+" (env INPLACE_BENCH_PARTS)")
 	deploy := fs.String("deploy-pods", env("deploy-pods", d.deployPods), "pods of each Deployment scenario (env INPLACE_BENCH_DEPLOY_PODS)")
 	sts := fs.String("sts-pods", env("sts-pods", d.stsPods), "pods of the StatefulSet scenario (env INPLACE_BENCH_STS_PODS)")

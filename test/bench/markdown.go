@@ -8,8 +8,8 @@ import (
 	"strings"
 )
 
-// markdownFrom prints the report a run wrote (bench.json) as the README's
-// Performance section: `go run ./test/bench -markdown bench.json`.
+// markdownFrom prints the report a run wrote (bench.json) as the tables of
+// docs/performance.md: `go run ./test/bench -markdown bench.json`.
 func markdownFrom(path string, out io.Writer) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -38,7 +38,7 @@ func (r *report) markdown(out io.Writer) {
 	}
 	r.markdownRollouts(out)
 	r.markdownScale(out)
-	fmt.Fprintln(out, "| target (issue 15) | wanted | measured | |\n|---|---|---|---|")
+	fmt.Fprintln(out, "| target | wanted | measured | |\n|---|---|---|---|")
 	for _, t := range r.Targets {
 		fmt.Fprintf(out, "| %s | %s | %s | %s |\n", t.Name, t.Want, t.Got, verdict(t))
 	}

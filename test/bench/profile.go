@@ -53,7 +53,7 @@ func zero() profile {
 	t := kubelet.FastTimings()
 	t.PullFixed, t.PullPerMB, t.Sandbox, t.VolumeAttach, t.Start, t.Stop = 0, 0, 0, 0, 0, 0
 	return profile{Name: "zero", Timings: t, ImageMB: 0, Knobs: []knob{
-		{"pull, sandbox, attach, start, stop", "0", "zero kubelet delay (the issue's throughput run)"},
+		{"pull, sandbox, attach, start, stop", "0", "zero kubelet delay (the throughput run)"},
 		{"PLEG relist", t.RelistPeriod.String(), "10x the kubelet's 1 s, as in the tests"},
 	}}
 }

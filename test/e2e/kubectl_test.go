@@ -124,12 +124,13 @@ func (e *env) kubectl(kind, name string) map[string]string {
 	return out
 }
 
-// TestKubectlSeesWhatTheREADMESays upgrades a Deployment, a StatefulSet and
+// TestKubectlSeesWhatTheDocsSay upgrades a Deployment, a StatefulSet and
 // a DaemonSet in place through the whole chain and captures, with kubectl's
 // own code, what kubectl shows of each afterwards: rollout history, rollout
 // status, rollout undo --dry-run=client, and the Events of describe. Each
-// output, with names, ids, digests and ages made generic, is in the README.
-func TestKubectlSeesWhatTheREADMESays(t *testing.T) {
+// output, with names, ids, digests and ages made generic, is in
+// docs/workloads.md.
+func TestKubectlSeesWhatTheDocsSay(t *testing.T) {
 	e := newEnv(t)
 	e.push("shop", "1.0.0")
 	old := e.ref("shop", "1.0.0")
@@ -143,7 +144,7 @@ func TestKubectlSeesWhatTheREADMESays(t *testing.T) {
 	}
 	e.settled(time.Minute)
 	n := normalizer{host: e.w.Registry.Host(), ns: e.ns, digest: digest}
-	readme, err := os.ReadFile("../../README.md")
+	doc, err := os.ReadFile("../../docs/workloads.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,8 +152,8 @@ func TestKubectlSeesWhatTheREADMESays(t *testing.T) {
 		for cmd, got := range e.kubectl(k.kind, k.name) {
 			norm := n.normalize(got)
 			t.Logf("$ kubectl %s\n%s", cmd, norm)
-			if !inREADME(string(readme), "kubectl "+cmd, norm) {
-				t.Errorf("README lacks what `kubectl %s` shows:\n%s", cmd, norm)
+			if !inDoc(string(doc), "kubectl "+cmd, norm) {
+				t.Errorf("docs/workloads.md lacks what `kubectl %s` shows:\n%s", cmd, norm)
 			}
 		}
 	}
@@ -177,15 +178,15 @@ func (n normalizer) normalize(s string) string {
 	return reGenerated.ReplaceAllString(s, "$1-…")
 }
 
-// inREADME reports whether the README shows, after "$ <cmd>", the lines of
+// inDoc reports whether the document shows, after "$ <cmd>", the lines of
 // want: whitespace runs collapsed, Event ages left out, in any order (the
 // controllers create pods in parallel).
-func inREADME(readme, cmd, want string) bool {
-	i := strings.Index(readme, "$ "+cmd+"\n")
+func inDoc(doc, cmd, want string) bool {
+	i := strings.Index(doc, "$ "+cmd+"\n")
 	if i < 0 {
 		return false
 	}
-	block := readme[i+len(cmd)+3:]
+	block := doc[i+len(cmd)+3:]
 	if j := strings.Index(block, "\n$ "); j >= 0 {
 		block = block[:j]
 	}

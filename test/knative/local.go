@@ -11,7 +11,7 @@ import (
 const AsyncHandlerAnnotation = "messaging.knative.dev/async-handler"
 
 // Local makes the changes to config/overlays/knative that a run on this
-// host needs, and only those (README.md, "Knative mode on the test world"):
+// host needs, and only those (docs/knative.md, "On the test world"):
 //
 //   - the Broker's channel (ConfigMap inplace-broker-channel) is the
 //     in-memory channel instead of NatsJetStreamChannel: eventing-natss is

@@ -36,7 +36,7 @@ Whoever may publish on the bus subject inplace.upgrade.approved can
 approve. The command connects as the approver identity (approver.nk in
 --nats-credentials; the operator when the directory has none), which may
 publish only upgrade.approved and upgrade.rejected and read the rollout
-records: give its seed to the approvers alone (see README, Approvals).`),
+records: give its seed to the approvers alone (docs/security.md, Approvals).`),
 		newDecideCmd("reject", events.UpgradeRejected, "End a rollout that waits for approval",
 			`reject publishes upgrade.rejected for a rollout that waits for approval:
 compute-spec ends it (phase Rejected) and plans nothing.`),
