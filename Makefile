@@ -7,7 +7,7 @@
 GO        ?= go
 TEST_FLAGS ?= -timeout 60m
 
-.PHONY: all build bin bin-knative test test-hollow test-unit lint fmt demo demo-knative bench bench-bus render clean FORCE
+.PHONY: all build bin bin-knative test test-hollow test-unit lint fmt docs demo demo-knative bench bench-bus render clean FORCE
 
 all: build
 
@@ -44,7 +44,7 @@ test-hollow: bin
 # SIGKILLs of inplace run, nats-server restarts, stream leader losses, API
 # server error bursts, events delivered twice and shuffled, each
 # FAULTS_RUNS times on FAULTS_PODS pods. The figures go to
-# dist/faults.json and dist/faults.md (the table in the README).
+# dist/faults.json and dist/faults.md (the table in docs/operations.md).
 FAULTS_RUNS ?= 10
 FAULTS_PODS ?= 8
 faults: bin
@@ -67,6 +67,11 @@ lint:
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
+
+# The tables of docs/reference.md generated from the code (annotations,
+# commands and flags, event types); test/docs fails while they are stale.
+docs:
+	$(GO) test ./test/docs/ -run TestReferenceIsCurrent -count=1 -update
 
 # The main job on embedded defaults: the test world, embedded NATS and
 # `inplace run`, a shop that opts in, a real push, the rollout live, a

@@ -11,7 +11,10 @@ import (
 // CDEvents emitted when a rollout ends (CDEvents spec v0.4.1).
 const (
 	CDEventsSpecVersion = "0.4.1"
-	CDServiceUpgraded   = "dev.cdevents.service.upgraded.0.2.0"
+	// CDServiceUpgraded: a rollout completed; the workload runs the new
+	// artifact (emit-cdevents in config-inplace).
+	CDServiceUpgraded = "dev.cdevents.service.upgraded.0.2.0"
+	// CDServiceRolledBack: a rollout halted with pods rolled back.
 	CDServiceRolledBack = "dev.cdevents.service.rolledback.0.2.0"
 )
 

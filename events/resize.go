@@ -11,9 +11,15 @@ import (
 // containers of running pods in place (the pods/resize subresource), and
 // how each request ended.
 const (
+	// ContainerResizeRequested: set these containers' CPU and/or memory on
+	// a pod, or on every pod of a workload, in place (`inplace resize`).
 	ContainerResizeRequested = "dev.inplace.container.resize.requested.v1"
+	// ContainerResizeSucceeded: every pod of the request runs the new
+	// resources.
 	ContainerResizeSucceeded = "dev.inplace.container.resize.succeeded.v1"
-	ContainerResizeFailed    = "dev.inplace.container.resize.failed.v1"
+	// ContainerResizeFailed: the request ended with pods not resized (they
+	// were resized back); the kubelet's reason and message.
+	ContainerResizeFailed = "dev.inplace.container.resize.failed.v1"
 )
 
 // ResizeRequestData (container.resize.requested): set these containers'

@@ -6,9 +6,15 @@ import "fmt"
 // pods in place (OpenKruise's ContainerRecreateRequest, without a node
 // agent), and how each request ended.
 const (
+	// ContainerRestartRequested: restart these containers of a pod, or of
+	// every pod of a workload, in place on the bytes they run
+	// (`inplace restart`, or a ConfigMap or Secret they use changed).
 	ContainerRestartRequested = "dev.inplace.container.restart.requested.v1"
+	// ContainerRestartSucceeded: every pod of the request restarted.
 	ContainerRestartSucceeded = "dev.inplace.container.restart.succeeded.v1"
-	ContainerRestartFailed    = "dev.inplace.container.restart.failed.v1"
+	// ContainerRestartFailed: the request ended with pods not restarted
+	// (the counts and the reason).
+	ContainerRestartFailed = "dev.inplace.container.restart.failed.v1"
 )
 
 // Failure policies of a restart request (Kruise's failurePolicy).

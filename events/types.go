@@ -5,27 +5,55 @@ import "strings"
 // TypePrefix starts every event type this project emits.
 const TypePrefix = "dev.inplace."
 
-// Event types (CloudEvents `type`), `dev.inplace.<noun>.<verb>.v1`.
+// Event types (CloudEvents `type`), `dev.inplace.<noun>.<verb>.v1`. Each
+// comment says what the event means; docs/reference.md lists them.
 const (
-	ImagePushed        = "dev.inplace.image.pushed.v1"
-	UpgradePlanned     = "dev.inplace.upgrade.planned.v1"
-	ImagePrepulled     = "dev.inplace.image.prepulled.v1"
-	PodPatched         = "dev.inplace.pod.patched.v1"
-	PodUpdated         = "dev.inplace.pod.updated.v1"
+	// ImagePushed: a registry (webhook or poller) says a tag now names a
+	// digest. It carries what the registry said and nothing more.
+	ImagePushed = "dev.inplace.image.pushed.v1"
+	// UpgradePlanned: one pod moves now, as compute-spec decided: its
+	// containers, from which image and imageID to which image
+	// (digest-pinned), the grace period and whether to pre-pull.
+	UpgradePlanned = "dev.inplace.upgrade.planned.v1"
+	// ImagePrepulled: the plan's images are on the pod's node (with the
+	// pull's duration), or pre-pull was skipped and why.
+	ImagePrepulled = "dev.inplace.image.prepulled.v1"
+	// PodPatched: the pod's new images and its state are written, in one
+	// guarded patch by patch-pod (the resourceVersion after it).
+	PodPatched = "dev.inplace.pod.patched.v1"
+	// PodUpdated: a pod with an upgrade in flight changed (the pod
+	// object, from the pod watcher or Knative's ApiServerSource).
+	PodUpdated = "dev.inplace.pod.updated.v1"
+	// ContainerRestarted: a container of such a pod restarted (its old and
+	// new containerID, restartCount).
 	ContainerRestarted = "dev.inplace.container.restarted.v1"
-	UpgradeSucceeded   = "dev.inplace.upgrade.succeeded.v1"
-	UpgradeFailed      = "dev.inplace.upgrade.failed.v1"
-	UpgradeRolledBack  = "dev.inplace.upgrade.rolledback.v1"
-	RolloutCompleted   = "dev.inplace.rollout.completed.v1"
-	RolloutHalted      = "dev.inplace.rollout.halted.v1"
+	// UpgradeSucceeded: the pod's step is done: it runs the target images
+	// (or the restart or resize a request asked), restarted as planned and
+	// Ready. Every pod step of a rollout ends in this or the next two.
+	UpgradeSucceeded = "dev.inplace.upgrade.succeeded.v1"
+	// UpgradeFailed: the pod's step ended without its change and without
+	// a rollback to report; the reason says why (a pull that failed, a
+	// deadline, a plan its owner no longer allows).
+	UpgradeFailed = "dev.inplace.upgrade.failed.v1"
+	// UpgradeRolledBack: the pod's upgrade failed and the pod runs its
+	// previous images again.
+	UpgradeRolledBack = "dev.inplace.upgrade.rolledback.v1"
+	// RolloutCompleted: every pod of a workload's rollout ended; the
+	// counts, and what became of the template.
+	RolloutCompleted = "dev.inplace.rollout.completed.v1"
+	// RolloutHalted: a workload's rollout stopped on a failure, a
+	// rollback or a deadline; the counts and the reason.
+	RolloutHalted = "dev.inplace.rollout.halted.v1"
 	// RolloutResumed is an operator's command: resume a halted rollout.
 	RolloutResumed = "dev.inplace.rollout.resumed.v1"
-	// UpgradeApprovalRequested: compute-spec holds a rollout until it is
-	// approved (a policy requires approval of this push).
+	// UpgradeApprovalRequested: a rollout waits for an approver before
+	// anything is planned (a policy requires approval of this push).
 	UpgradeApprovalRequested = "dev.inplace.upgrade.approval.requested.v1"
-	// UpgradeApproved and UpgradeRejected are an approver's decision on a
-	// rollout awaiting approval (`inplace approve` / `inplace reject`).
+	// UpgradeApproved is an approver's decision on a rollout awaiting
+	// approval (`inplace approve`): plan it.
 	UpgradeApproved = "dev.inplace.upgrade.approved.v1"
+	// UpgradeRejected is an approver's decision on a rollout awaiting
+	// approval (`inplace reject`): end it, planning nothing.
 	UpgradeRejected = "dev.inplace.upgrade.rejected.v1"
 	// UpgradeApprovalExpired: nobody decided in time; the rollout ended.
 	UpgradeApprovalExpired = "dev.inplace.upgrade.approval.expired.v1"
@@ -43,14 +71,17 @@ var Types = []string{
 
 // Foreign event types accepted as input and adapted onto the project's own.
 const (
-	// APIServerSourceUpdate is Knative ApiServerSource's Resource-mode update.
+	// APIServerSourceUpdate is Knative ApiServerSource's Resource-mode
+	// update of a pod, taken as pod.updated.
 	APIServerSourceUpdate = "dev.knative.apiserver.resource.update"
-	// APIServerSourceAdd is its Resource-mode add: every pod it lists when
-	// it starts (after a restart too) and every new pod. Taken like an
-	// update, it is the resync that a pod whose last update was sent
-	// while no adapter ran (a new namespace restarts it) needs.
+	// APIServerSourceAdd is Knative ApiServerSource's Resource-mode add:
+	// every pod it lists when it starts (after a restart too) and every new
+	// pod. Taken as pod.updated, it is the resync that a pod whose last
+	// update was sent while no adapter ran (a new namespace restarts it)
+	// needs.
 	APIServerSourceAdd = "dev.knative.apiserver.resource.add"
-	// CDEventArtifactPublishedPrefix matches every version of CDEvents artifact.published.
+	// CDEventArtifactPublishedPrefix matches every version of CDEvents
+	// artifact.published, taken as image.pushed.
 	CDEventArtifactPublishedPrefix = "dev.cdevents.artifact.published."
 )
 

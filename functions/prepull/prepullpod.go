@@ -18,11 +18,13 @@ import (
 
 // Labels and annotations of pre-pull pods.
 const (
-	LabelManagedBy   = pulls.LabelManagedBy
-	LabelComponent   = pulls.LabelComponent
-	ManagedBy        = pulls.ManagedBy
-	Component        = pulls.Component
-	LabelImages      = pulls.LabelImages
+	LabelManagedBy = pulls.LabelManagedBy
+	LabelComponent = pulls.LabelComponent
+	ManagedBy      = pulls.ManagedBy
+	Component      = pulls.Component
+	LabelImages    = pulls.LabelImages
+	// AnnotationImages lists, comma-separated, the images a pre-pull pod
+	// pulls (its label of the same name holds their key).
 	AnnotationImages = "inplace.dev/prepull-images"
 	// AnnotationCreated is when pre-pull created the pod, to the
 	// nanosecond (creationTimestamp has whole seconds: a pull timed from it

@@ -4,13 +4,17 @@ import "errors"
 
 // Names this package writes on pods and workloads.
 const (
-	// StateAnnotation holds the State of the pod's latest upgrade, as JSON.
+	// StateAnnotation holds the pod's latest upgrade, restart or resize as
+	// JSON: its id, the target images, and per container the
+	// previous image, imageID, containerID and restartCount; the phase and
+	// timestamps. Written in the same guarded patch as the image change.
 	StateAnnotation = "inplace.dev/state"
 	// ReadinessGate is the condition type of the readiness gate a pod
 	// template may declare; verify sets it True after a successful upgrade.
 	ReadinessGate = "inplace.dev/ready"
-	// SyncAnnotation holds a workload's SyncRecord while its template sync
-	// is under way (what to restore: paused, partition, update strategy).
+	// SyncAnnotation holds, while a workload's template sync is under way,
+	// what it changed and must restore (paused, partition, update
+	// strategy), as JSON, so a crash never leaves it so.
 	SyncAnnotation = "inplace.dev/template-sync"
 	// RevisionLabel is the label StatefulSet and DaemonSet pods carry to
 	// name their ControllerRevision.

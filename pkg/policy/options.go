@@ -9,19 +9,42 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// The opt-in annotations, on a workload or a bare pod.
+// The opt-in annotations, on a workload or a bare pod. Each comment says
+// what the annotation takes and its default; docs/reference.md lists them.
 const (
-	AnnotationPolicy         = "inplace.dev/policy"
+	// AnnotationPolicy opts the workload in and says which pushes qualify:
+	// semver:major, semver:minor, semver:patch, semver:<range> (~1.25,
+	// ">=1.2, <2"), glob:<pattern>, regexp:<re> (the whole tag), force, or
+	// digest (a moving tag such as latest: upgrade when its digest
+	// changes). Absent: not opted in, nothing is touched.
+	AnnotationPolicy = "inplace.dev/policy"
+	// AnnotationMaxUnavailable is how many pods may be upgrading (not
+	// Ready) at once: a number or a percent of the desired replicas
+	// (rounded down, at least 1); pods already NotReady count against it.
+	// Default: the workload's own rollingUpdate.maxUnavailable, resolved as
+	// its controller does (Deployment 25%, StatefulSet and DaemonSet 1),
+	// else max-unavailable of config-inplace (1). `inplace plan` says which
+	// applies.
 	AnnotationMaxUnavailable = "inplace.dev/max-unavailable"
-	AnnotationGraceSeconds   = "inplace.dev/grace-seconds"
-	AnnotationPrepull        = "inplace.dev/prepull"
-	AnnotationPaused         = "inplace.dev/paused"
-	AnnotationVerifySeconds  = "inplace.dev/verify-seconds"
+	// AnnotationGraceSeconds is the seconds between taking the pod out of
+	// its endpoints (readiness gate False) and the patch. Default 0.
+	AnnotationGraceSeconds = "inplace.dev/grace-seconds"
+	// AnnotationPrepull: "true" puts the target image on the pod's node
+	// before the patch, "false" does not. Default true.
+	AnnotationPrepull = "inplace.dev/prepull"
+	// AnnotationPaused "true" plans nothing new for the workload (resume
+	// with inplace upgrade, or remove it).
+	AnnotationPaused = "inplace.dev/paused"
+	// AnnotationVerifySeconds is how long verify waits for the new
+	// container to run and be Ready before it rolls the pod back. Default
+	// 300.
+	AnnotationVerifySeconds = "inplace.dev/verify-seconds"
 	// AnnotationSyncUnderGitOps "true" lets the template sync change a
 	// workload that Argo CD or Flux manages (by default it is left to Git).
 	AnnotationSyncUnderGitOps = "inplace.dev/sync-under-gitops"
 	// AnnotationPollInterval makes the poller ask the registry for the
-	// tags the workload could move to, this often (a Go duration, "5m").
+	// tags the workload could move to, this often: a duration (30s, 5m; at
+	// least 1s) or "off". Default: poll-interval of config-inplace (off).
 	AnnotationPollInterval = "inplace.dev/poll-interval"
 )
 

@@ -19,7 +19,9 @@ const (
 	LabelComponent = "app.kubernetes.io/component"
 	ManagedBy      = "inplace"
 	Component      = "prepull"
-	LabelImages    = "inplace.dev/prepull-images"
+	// LabelImages is the key of the set of images a pre-pull pod pulls
+	// (Key), so pods of one set on one node are found by label.
+	LabelImages = "inplace.dev/prepull-images"
 )
 
 // Selector selects every pre-pull pod.

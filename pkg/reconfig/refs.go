@@ -8,7 +8,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// Annotation opts a workload in to restarts on config changes.
+// Annotation opts a workload in to restarts in place when a ConfigMap or
+// Secret it uses changes: "referenced" (every one its pod template uses)
+// or a list, "configmap/web-conf,secret/db-password". The workload must
+// opt in with inplace.dev/policy too.
 const Annotation = "inplace.dev/restart-on-change"
 
 // Referenced is the annotation value meaning every ConfigMap and Secret the

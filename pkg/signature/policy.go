@@ -6,11 +6,20 @@ import (
 	"strings"
 )
 
-// The annotations of a workload's signature policy.
+// The annotations of a workload's signature policy. A workload that names
+// none takes signature-key, -identity and -issuer of config-inplace.
 const (
-	AnnotationKey      = "inplace.dev/signature-key"
+	// AnnotationKey requires pushes signed by the public key in a Secret's
+	// cosign.pub: "<secret>" in the workload's namespace, or
+	// "k8s://<namespace>/<secret>".
+	AnnotationKey = "inplace.dev/signature-key"
+	// AnnotationIdentity requires a keyless signature whose certificate
+	// names this identity (exact, or "regexp:<re>" matched whole); with
+	// AnnotationIssuer.
 	AnnotationIdentity = "inplace.dev/signature-identity"
-	AnnotationIssuer   = "inplace.dev/signature-issuer"
+	// AnnotationIssuer is the OIDC issuer of a keyless signature's
+	// certificate (exact, or "regexp:<re>"); with AnnotationIdentity.
+	AnnotationIssuer = "inplace.dev/signature-issuer"
 )
 
 // KeySecretKey is the Secret data key holding the PEM public key (cosign's).

@@ -8,8 +8,8 @@ import (
 )
 
 // PreviousImagesAnnotation keeps, newest first, the template images from
-// before each of the last syncs (MaxPreviousImages of them): what
-// `kubectl rollout undo` cannot go back to in place.
+// before each of the last 10 syncs: what `kubectl rollout undo` cannot go
+// back to in place.
 const PreviousImagesAnnotation = "inplace.dev/previous-images"
 
 // MaxPreviousImages bounds the history kept in PreviousImagesAnnotation,
