@@ -18,7 +18,7 @@ func TestSecondPool(t *testing.T) {
 	ns := w.NewNamespace(t)
 	ctx := t.Context()
 	k, err := kubelet.New(w.Client(), kubelet.Options{
-		Nodes: 2, NamePrefix: "pool-b", SchedulerName: "pool-b", PodCIDR: "10.245.0.0/16", Resolver: w.Registry,
+		Nodes: 2, NamePrefix: "pool-b", SchedulerName: "pool-b", PodCIDR: "10.246.0.0/16", Resolver: w.Registry,
 	})
 	if err != nil {
 		t.Fatalf("new pool: %v", err)
