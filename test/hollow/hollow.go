@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,10 +13,10 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/inplace-dev/inplace/test/kubelet"
+	"github.com/inplace-dev/inplace/test/nodepool"
 	"github.com/inplace-dev/inplace/test/proc"
 )
 
@@ -89,7 +88,8 @@ func Start(ctx context.Context, client kubernetes.Interface, opts Options) (*Nod
 func (n *Nodes) start(ctx context.Context) error {
 	t0 := time.Now()
 	if !n.opts.NoScheduler {
-		if err := n.startScheduler(); err != nil {
+		var err error
+		if n.scheduler, err = nodepool.StartScheduler(n.dir, n.opts.BinDir, n.opts.Kubeconfig); err != nil {
 			return err
 		}
 	}
@@ -101,7 +101,7 @@ func (n *Nodes) start(ctx context.Context) error {
 		}
 		n.names, n.procs = append(n.names, name), append(n.procs, p)
 	}
-	if err := n.waitSchedulable(ctx); err != nil {
+	if err := nodepool.WaitSchedulable(ctx, n.client, n.names, 3*time.Minute, append([]*proc.Process{n.scheduler}, n.procs...)...); err != nil {
 		return err
 	}
 	n.opts.Logger.Info("hollow nodes ready", "nodes", n.names, "took", time.Since(t0), "dir", n.dir)
@@ -109,7 +109,7 @@ func (n *Nodes) start(ctx context.Context) error {
 }
 
 func (n *Nodes) startNode(name string, i int) (*proc.Process, error) {
-	port, err := freePort()
+	port, err := nodepool.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -152,24 +152,6 @@ func (n *Nodes) startNode(name string, i int) (*proc.Process, error) {
 	return proc.Start(n.dir, name, filepath.Join(n.opts.BinDir, "hollow-node"), args)
 }
 
-func (n *Nodes) startScheduler() error {
-	port, err := freePort()
-	if err != nil {
-		return err
-	}
-	args := []string{
-		"--kubeconfig=" + n.opts.Kubeconfig,
-		"--authentication-kubeconfig=" + n.opts.Kubeconfig,
-		"--authorization-kubeconfig=" + n.opts.Kubeconfig,
-		"--leader-elect=false",
-		"--bind-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(port),
-		"--cert-dir=" + filepath.Join(n.dir, "scheduler-pki"),
-	}
-	n.scheduler, err = proc.Start(n.dir, "kube-scheduler", filepath.Join(n.opts.BinDir, "kube-scheduler"), args)
-	return err
-}
-
 // NodeNames lists the pool's nodes.
 func (n *Nodes) NodeNames() []string { return append([]string(nil), n.names...) }
 
@@ -190,13 +172,7 @@ func (n *Nodes) Stop() {
 			go func() { defer wg.Done(); p.Stop(10 * time.Second) }()
 		}
 		wg.Wait()
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		for _, name := range n.names {
-			if err := n.client.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
-				n.opts.Logger.Debug("delete node", "node", name, "err", err)
-			}
-		}
+		nodepool.DeleteNodes(n.client, n.names, n.opts.Logger)
 		if os.Getenv("INPLACE_KEEP_CLUSTER") == "" {
 			_ = os.RemoveAll(n.dir)
 		}
@@ -223,15 +199,6 @@ func (o Options) withDefaults() Options {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return o
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // Pids are the process ids of the scheduler and the nodes by name, for a
