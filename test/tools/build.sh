@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Builds the real Kubernetes binaries of the test world from their Go modules
-# into bin/: etcd, kube-apiserver, kube-controller-manager, kube-scheduler and
-# hollow-node (the kubelet's code over a fake runtime). Each is built once and
+# into bin/: etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
+# hollow-node (the kubelet's code over a fake runtime), and for real nodes
+# (test/realnode) the kubelet, kube-proxy and CoreDNS. Each is built once and
 # reused while this module's go.mod/go.sum and its own sources are unchanged
-# (a content hash kept beside it in bin/.<name>.stamp).
+# (a content hash kept beside it in bin/.<name>.stamp); CoreDNS, built from
+# its own module, while its version is. Then packages.sh checks (and as root
+# installs) the Debian packages real nodes run on.
 set -euo pipefail
 cd "$(dirname "$0")"
 out="$(cd ../.. && pwd)/bin"
@@ -20,7 +23,7 @@ stale() {
 	[ ! -x "$out/$1" ] || [ "$(cat "$out/.$1.stamp" 2>/dev/null)" != "$(stamp "$1")" ]
 }
 
-for b in etcd kube-apiserver kube-controller-manager kube-scheduler hollow-node; do
+for b in etcd kube-apiserver kube-controller-manager kube-scheduler hollow-node kubelet kube-proxy; do
 	if ! stale "$b"; then
 		echo "bin/$b is up to date"
 		continue
@@ -32,3 +35,21 @@ for b in etcd kube-apiserver kube-controller-manager kube-scheduler hollow-node;
 	stamp "$b" >"$out/.$b.stamp"
 	echo "  bin/$b built in $(( $(date +%s) - start ))s"
 done
+
+# CoreDNS wants newer client-go than this module pins: go install builds it
+# from its own module at this version.
+coredns=v1.15.0
+if [ -x "$out/coredns" ] && [ "$(cat "$out/.coredns.stamp" 2>/dev/null)" = "$coredns" ]; then
+	echo "bin/coredns is up to date"
+else
+	echo "building bin/coredns ($coredns) from its Go module; the first build takes a few minutes..."
+	start=$(date +%s)
+	tmp=$(mktemp -d "$out/.coredns.XXXXXX")
+	trap 'rm -rf "$tmp"' EXIT
+	GOBIN="$tmp" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "github.com/coredns/coredns@$coredns"
+	mv "$tmp/coredns" "$out/coredns"
+	echo "$coredns" >"$out/.coredns.stamp"
+	echo "  bin/coredns built in $(( $(date +%s) - start ))s"
+fi
+
+./packages.sh
