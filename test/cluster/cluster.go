@@ -32,6 +32,14 @@ type Options struct {
 	// defaults (a later flag wins).
 	APIServerFlags         []string
 	ControllerManagerFlags []string
+	// BindAddress, when set, is the address the API server listens on and
+	// advertises instead of 127.0.0.1: a host address that nodes and pods
+	// in network namespaces of their own reach (test/realnode). The
+	// kubernetes Service's endpoint is then this address, kubelets
+	// authenticate as system:node:<name> (Node and RBAC authorization,
+	// NodeRestriction admission) and the API server reaches the kubelets
+	// with a client certificate of its own.
+	BindAddress string
 }
 
 // Cluster is a running control plane.
@@ -96,7 +104,7 @@ func (o Options) withDefaults() Options {
 
 func (c *Cluster) start(ctx context.Context, binDir string) error {
 	var err error
-	if c.pki, err = newPKI(c.dir); err != nil {
+	if c.pki, err = newPKI(c.dir, c.host()); err != nil {
 		return err
 	}
 	t := time.Now()
@@ -144,7 +152,7 @@ func (c *Cluster) Kubeconfig() string { return c.kubeconfig }
 // Client is an admin clientset (protobuf).
 func (c *Cluster) Client() kubernetes.Interface { return c.client }
 
-// Server is the API server's URL, https://127.0.0.1:<port>.
+// Server is the API server's URL, https://<127.0.0.1 or BindAddress>:<port>.
 func (c *Cluster) Server() string { return c.server }
 
 // Dir is the directory holding logs, certificates and kubeconfigs.
@@ -152,6 +160,29 @@ func (c *Cluster) Dir() string { return c.dir }
 
 // StartDuration is how long Start took.
 func (c *Cluster) StartDuration() time.Duration { return c.started }
+
+// CAFile is the path of the cluster CA's certificate (PEM).
+func (c *Cluster) CAFile() string { return c.pki.caFile }
+
+// WriteKubeconfig writes to path a kubeconfig for the API server whose
+// credentials are a fresh client certificate of user in groups, e.g. a
+// kubelet's system:node:<name> in system:nodes.
+func (c *Cluster) WriteKubeconfig(path, user string, groups ...string) error {
+	kp, err := c.pki.clientCert(user, groups...)
+	if err != nil {
+		return fmt.Errorf("kubeconfig for %s: %w", user, err)
+	}
+	_, err = writeKubeconfig(path, c.server, c.pki.ca.cert, credentials{user: user, certPEM: kp.cert, keyPEM: kp.key})
+	return err
+}
+
+// host is the address the API server listens on.
+func (c *Cluster) host() string {
+	if c.opts.BindAddress != "" {
+		return c.opts.BindAddress
+	}
+	return "127.0.0.1"
+}
 
 // errExited reports that p died while we waited for it.
 func errExited(p *proc.Process) error { return p.ErrExited() }

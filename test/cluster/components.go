@@ -63,15 +63,19 @@ func (c *Cluster) startAPIServer(ctx context.Context, bin string) error {
 }
 
 func (c *Cluster) tryAPIServer(ctx context.Context, bin string) error {
-	port, err := freePort()
+	port, err := freePortOn(c.host())
 	if err != nil {
 		return err
 	}
-	c.server = fmt.Sprintf("https://127.0.0.1:%d", port)
+	c.server = "https://" + net.JoinHostPort(c.host(), strconv.Itoa(port))
 	if err := c.writeAdminKubeconfig(); err != nil {
 		return err
 	}
-	p, err := proc.Start(c.dir, "kube-apiserver", bin, append(c.apiServerArgs(port), c.opts.APIServerFlags...))
+	args, err := c.apiServerArgs(port)
+	if err != nil {
+		return err
+	}
+	p, err := proc.Start(c.dir, "kube-apiserver", bin, append(args, c.opts.APIServerFlags...))
 	if err != nil {
 		return err
 	}
@@ -85,26 +89,73 @@ func (c *Cluster) tryAPIServer(ctx context.Context, bin string) error {
 	})
 }
 
-func (c *Cluster) apiServerArgs(port int) []string {
-	return []string{
+func (c *Cluster) apiServerArgs(port int) ([]string, error) {
+	args := []string{
 		"--etcd-servers=unix://" + filepath.Join(c.dir, "etcd.sock"),
-		"--bind-address=127.0.0.1",
-		"--advertise-address=127.0.0.1",
+		"--bind-address=" + c.host(),
+		"--advertise-address=" + c.host(),
 		"--secure-port=" + strconv.Itoa(port),
 		"--cert-dir=" + filepath.Join(c.dir, "apiserver-certs"),
 		"--tls-cert-file=" + c.pki.servingCrt,
 		"--tls-private-key-file=" + c.pki.servingKey,
 		"--client-ca-file=" + c.pki.caFile,
-		"--authorization-mode=RBAC",
+		"--authorization-mode=" + c.authorizationMode(),
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file=" + c.pki.saPub,
 		"--service-account-signing-key-file=" + c.pki.saKey,
 		"--service-cluster-ip-range=10.0.0.0/16",
-		"--endpoint-reconciler-type=none",
+		"--endpoint-reconciler-type=" + c.endpointReconciler(),
 		"--disable-admission-plugins=ServiceAccount",
 		"--allow-privileged=true",
 		"--profiling=false",
 	}
+	if c.opts.BindAddress == "" {
+		return args, nil
+	}
+	nodeArgs, err := c.nodeFacingArgs()
+	if err != nil {
+		return nil, err
+	}
+	return append(args, nodeArgs...), nil
+}
+
+// endpointReconciler keeps the kubernetes Service's endpoint at the
+// advertised address with real nodes; a loopback address is not a valid
+// endpoint, so otherwise there is none.
+func (c *Cluster) endpointReconciler() string {
+	if c.opts.BindAddress != "" {
+		return "lease"
+	}
+	return "none"
+}
+
+// authorizationMode is RBAC, and with real nodes Node first (the kubelets'
+// own authorizer).
+func (c *Cluster) authorizationMode() string {
+	if c.opts.BindAddress != "" {
+		return "Node,RBAC"
+	}
+	return "RBAC"
+}
+
+// nodeFacingArgs are the API server's flags for real nodes: the kubelets'
+// admission plugin, and a client certificate for the kubelets' API (logs,
+// exec).
+func (c *Cluster) nodeFacingArgs() ([]string, error) {
+	kp, err := c.pki.clientCert("kube-apiserver-kubelet-client", "system:masters")
+	if err != nil {
+		return nil, err
+	}
+	crt, key := filepath.Join(c.dir, "kubelet-client.crt"), filepath.Join(c.dir, "kubelet-client.key")
+	if err := writePair(kp, crt, key); err != nil {
+		return nil, err
+	}
+	return []string{
+		"--enable-admission-plugins=NodeRestriction",
+		"--kubelet-client-certificate=" + crt,
+		"--kubelet-client-key=" + key,
+		"--kubelet-preferred-address-types=InternalIP",
+	}, nil
 }
 
 // writeAdminKubeconfig issues the admin client certificate
@@ -216,8 +267,10 @@ func waitFor(ctx context.Context, timeout time.Duration, cond wait.ConditionWith
 	return wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, cond)
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+func freePort() (int, error) { return freePortOn("127.0.0.1") }
+
+func freePortOn(host string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		return 0, fmt.Errorf("free port: %w", err)
 	}

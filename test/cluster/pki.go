@@ -32,9 +32,9 @@ type pki struct {
 	saPub      string // its public key, verifying them
 }
 
-// newPKI writes a CA, the API server's serving certificate and the
-// service-account signing key into dir.
-func newPKI(dir string) (*pki, error) {
+// newPKI writes a CA, the API server's serving certificate (valid for
+// host too) and the service-account signing key into dir.
+func newPKI(dir, host string) (*pki, error) {
 	ca, err := newCA()
 	if err != nil {
 		return nil, err
@@ -43,7 +43,7 @@ func newPKI(dir string) (*pki, error) {
 	if err := os.WriteFile(p.caFile, ca.cert, 0o600); err != nil {
 		return nil, fmt.Errorf("write ca: %w", err)
 	}
-	serving, err := ca.issue(servingTemplate())
+	serving, err := ca.issue(servingTemplate(host))
 	if err != nil {
 		return nil, err
 	}
@@ -125,12 +125,16 @@ func pairOf(der []byte, key *ecdsa.PrivateKey) (keyPair, error) {
 	}, nil
 }
 
-func servingTemplate() *x509.Certificate {
+func servingTemplate(host string) *x509.Certificate {
+	ips := []net.IP{net.IPv4(127, 0, 0, 1), net.IPv4(10, 0, 0, 1)}
+	if ip := net.ParseIP(host); ip != nil && !ip.IsLoopback() {
+		ips = append(ips, ip)
+	}
 	return &x509.Certificate{
 		Subject:     pkix.Name{CommonName: "kube-apiserver"},
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv4(10, 0, 0, 1)},
+		IPAddresses: ips,
 		DNSNames: []string{"localhost", "kubernetes", "kubernetes.default",
 			"kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
 	}
