@@ -23,6 +23,7 @@ func TestImageCachePerNode(t *testing.T) {
 	w := world.Shared(t)
 	ns := w.NewNamespace(t)
 	ctx := t.Context()
+	skipOnReal(t, w)
 	digest, err := w.Registry.Push(ctx, "inplace/cached", "v1", registry.WithSizeMB(8))
 	if err != nil {
 		t.Fatalf("push: %v", err)

@@ -84,6 +84,7 @@ func deployment(name, ns, image string, replicas int32) *appsv1.Deployment {
 // pushImage pushes a fresh image to repo:tag and returns its reference.
 func pushImage(t *testing.T, w *world.World, repo, tag string) string {
 	t.Helper()
+	skipOnReal(t, w)
 	if _, err := w.Registry.Push(t.Context(), repo, tag); err != nil {
 		t.Fatalf("push %s:%s: %v", repo, tag, err)
 	}

@@ -19,6 +19,7 @@ func TestCrashingImage(t *testing.T) {
 	t.Parallel()
 	w := world.Shared(t)
 	ns := w.NewNamespace(t)
+	skipOnReal(t, w)
 	if _, err := w.Registry.Push(t.Context(), "inplace/crash", "v1", registry.WithCrash()); err != nil {
 		t.Fatalf("push: %v", err)
 	}

@@ -2,10 +2,13 @@ package world
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"testing"
+
+	"github.com/inplace-dev/inplace/test/realnode"
 )
 
 var (
@@ -15,7 +18,8 @@ var (
 
 // Main is for TestMain: it starts one world for the whole test binary,
 // runs the tests and stops it. With -short it starts nothing and Shared
-// skips the tests that need it.
+// skips the tests that need it; so it does, with the reason, when real
+// nodes are asked for on a machine that cannot run them.
 //
 //	func TestMain(m *testing.M) { world.Main(m, world.Options{}) }
 func Main(m *testing.M, opts Options) {
@@ -29,6 +33,12 @@ func run(m *testing.M, opts Options) int {
 		return m.Run()
 	}
 	w, err := Start(context.Background(), opts)
+	var unavailable *realnode.UnavailableError
+	if errors.As(err, &unavailable) {
+		fmt.Fprintln(os.Stderr, "world:", err)
+		skipReason = err.Error()
+		return m.Run()
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -37,6 +47,11 @@ func run(m *testing.M, opts Options) int {
 	t := w.StartTimings()
 	fmt.Fprintf(os.Stderr, "world: %s nodes, started in %s (control plane %s, registry %s, nodes %s)\n", w.Mode,
 		t.Total.Round(1e6), t.ControlPlane.Round(1e6), t.Registry.Round(1e6), t.Nodes.Round(1e6))
+	if w.Real != nil {
+		rt := w.Real.StartTimings()
+		fmt.Fprintf(os.Stderr, "world: real nodes Ready %s and networking ready %s after they started (host prepared in %s)\n",
+			rt.NodesReady.Round(1e6), rt.NetworkReady.Round(1e6), t.Host.Round(1e6))
+	}
 	shared = w
 	return m.Run()
 }

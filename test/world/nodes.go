@@ -20,11 +20,16 @@ const (
 	// NodesHollow: the real kubelet's code as hollow-node processes and the
 	// real kube-scheduler (test/hollow).
 	NodesHollow NodeMode = "hollow"
+	// NodesReal: real nodes, each a network namespace with its own
+	// containerd, the real kubelet and kube-proxy, the real kube-scheduler
+	// and CoreDNS (test/realnode). Needs root and the packages
+	// test/tools/packages.sh installs.
+	NodesReal NodeMode = "real"
 )
 
 // NodesEnv chooses the node mode of every world whose Options leave it
 // unset: INPLACE_NODES=hollow runs every test, benchmark and the demo on
-// hollow nodes.
+// hollow nodes, INPLACE_NODES=real on real ones.
 const NodesEnv = "INPLACE_NODES"
 
 // ModeFromEnv is the node mode INPLACE_NODES asks for; simulated when unset.
@@ -32,30 +37,39 @@ func ModeFromEnv() (NodeMode, error) {
 	switch m := NodeMode(os.Getenv(NodesEnv)); m {
 	case "", NodesSimulated:
 		return NodesSimulated, nil
-	case NodesHollow:
-		return NodesHollow, nil
+	case NodesHollow, NodesReal:
+		return m, nil
 	default:
-		return "", fmt.Errorf("%s=%q: want %q or %q", NodesEnv, m, NodesSimulated, NodesHollow)
+		return "", fmt.Errorf("%s=%q: want %q, %q or %q", NodesEnv, m, NodesSimulated, NodesHollow, NodesReal)
 	}
 }
 
+// mode is the node mode opts ask for, else INPLACE_NODES's.
+func mode(opts Options) (NodeMode, error) {
+	if opts.Nodes != "" {
+		return opts.Nodes, nil
+	}
+	return ModeFromEnv()
+}
+
+// binDir is where the node binaries are: the cluster options', else
+// cluster.FindBinDir's.
+func binDir(opts Options) (string, error) {
+	if opts.ClusterOptions.BinDir != "" {
+		return opts.ClusterOptions.BinDir, nil
+	}
+	return cluster.FindBinDir()
+}
+
 func (w *World) startNodes(ctx context.Context, opts Options) error {
-	w.Mode = opts.Nodes
-	if w.Mode == "" {
-		m, err := ModeFromEnv()
+	ko := opts.KubeletOptions
+	switch w.Mode {
+	case NodesReal:
+		return w.startReal(ctx, opts)
+	case NodesHollow:
+		binDir, err := binDir(opts)
 		if err != nil {
 			return err
-		}
-		w.Mode = m
-	}
-	ko := opts.KubeletOptions
-	if w.Mode == NodesHollow {
-		binDir := opts.ClusterOptions.BinDir
-		if binDir == "" {
-			var err error
-			if binDir, err = cluster.FindBinDir(); err != nil {
-				return err
-			}
 		}
 		h, err := hollow.Start(ctx, w.Client(), hollow.Options{
 			Nodes: ko.Nodes, NamePrefix: ko.NamePrefix, BinDir: binDir, Kubeconfig: w.Cluster.Kubeconfig(),
@@ -87,11 +101,17 @@ func (w *World) startNodes(ctx context.Context, opts Options) error {
 
 // NodeNames lists the world's nodes, whatever runs them.
 func (w *World) NodeNames() []string {
-	if w.Hollow != nil {
+	switch {
+	case w.Hollow != nil:
 		return w.Hollow.NodeNames()
+	case w.Real != nil:
+		return w.Real.NodeNames()
 	}
 	return w.Kubelet.NodeNames()
 }
 
 // IsHollow reports whether the world's nodes run the real kubelet's code.
 func (w *World) IsHollow() bool { return w.Mode == NodesHollow }
+
+// IsReal reports whether the world's nodes are real nodes.
+func (w *World) IsReal() bool { return w.Mode == NodesReal }

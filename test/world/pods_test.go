@@ -22,11 +22,21 @@ const podTimeout = time.Minute
 // imageID a node reports for it.
 func push(t *testing.T, w *world.World, repo, tag string) (ref, imageID string) {
 	t.Helper()
+	skipOnReal(t, w)
 	digest, err := w.Registry.Push(t.Context(), repo, tag)
 	if err != nil {
 		t.Fatalf("push %s:%s: %v", repo, tag, err)
 	}
 	return w.Registry.Host() + "/" + repo + ":" + tag, w.Registry.Host() + "/" + repo + "@" + digest
+}
+
+// skipOnReal skips a test that pushes images with registry.Push: their
+// layers are random bytes, which a real node cannot run.
+func skipOnReal(t *testing.T, w *world.World) {
+	t.Helper()
+	if w.IsReal() {
+		t.Skip("pushes images of random layers (registry.Push), which real nodes cannot run: simulated and hollow nodes only")
+	}
 }
 
 // runPod creates pod and waits for it to be Ready.

@@ -15,6 +15,7 @@ import (
 	"github.com/inplace-dev/inplace/test/cluster"
 	"github.com/inplace-dev/inplace/test/hollow"
 	"github.com/inplace-dev/inplace/test/kubelet"
+	"github.com/inplace-dev/inplace/test/realnode"
 	"github.com/inplace-dev/inplace/test/registry"
 )
 
@@ -29,8 +30,8 @@ type Options struct {
 	// Kubelet options; Resolver is the world's registry unless set, the
 	// logger defaults to Logger.
 	KubeletOptions kubelet.Options
-	// Nodes is the node mode: NodesSimulated or NodesHollow; default the
-	// INPLACE_NODES environment variable, else simulated.
+	// Nodes is the node mode: NodesSimulated, NodesHollow or NodesReal;
+	// default the INPLACE_NODES environment variable, else simulated.
 	Nodes NodeMode
 	// Logger receives progress messages; default discards them.
 	Logger *slog.Logger
@@ -45,6 +46,10 @@ type World struct {
 	// Hollow is the pool of hollow nodes and kube-scheduler (nil on
 	// simulated nodes).
 	Hollow *hollow.Nodes
+	// Real is the pool of real nodes and RealHost the machine prepared for
+	// it (nil on other modes).
+	Real     *realnode.Nodes
+	RealHost *realnode.Host
 	// Mode is the node mode the world runs.
 	Mode NodeMode
 
@@ -52,19 +57,33 @@ type World struct {
 	timings    Timings
 }
 
-// Timings are how long the parts of Start took.
+// Timings are how long the parts of Start took. Host is the machine's
+// preparation for real nodes (0 on other modes).
 type Timings struct {
-	ControlPlane, Registry, Nodes, Total time.Duration
+	Host, ControlPlane, Registry, Nodes, Total time.Duration
 }
 
 // Start brings up the control plane (unless given), the registry and the
-// simulated nodes, and returns once the nodes are Ready and schedulable.
+// nodes, and returns once the nodes are Ready and schedulable (on real
+// nodes, also the cluster networking).
 func Start(ctx context.Context, opts Options) (*World, error) {
 	t0 := time.Now()
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	w := &World{Cluster: opts.Cluster}
+	m, err := mode(opts)
+	if err != nil {
+		return nil, fmt.Errorf("start world: %w", err)
+	}
+	w := &World{Cluster: opts.Cluster, Mode: m}
+	if m == NodesReal {
+		if err := w.prepareReal(ctx, &opts); err != nil {
+			w.Stop()
+			return nil, fmt.Errorf("start world: %w", err)
+		}
+		w.timings.Host = time.Since(t0)
+	}
+	tc := time.Now()
 	if w.Cluster == nil {
 		co := opts.ClusterOptions
 		if co.Logger == nil {
@@ -72,11 +91,12 @@ func Start(ctx context.Context, opts Options) (*World, error) {
 		}
 		c, err := cluster.Start(ctx, co)
 		if err != nil {
+			w.Stop()
 			return nil, fmt.Errorf("start world: %w", err)
 		}
 		w.Cluster, w.ownCluster = c, true
 	}
-	w.timings.ControlPlane = time.Since(t0)
+	w.timings.ControlPlane = time.Since(tc)
 	if err := w.startRest(ctx, opts); err != nil {
 		w.Stop()
 		return nil, fmt.Errorf("start world: %w", err)
@@ -127,11 +147,17 @@ func (w *World) Stop() error {
 	if w.Hollow != nil {
 		w.Hollow.Stop()
 	}
+	if w.Real != nil {
+		w.Real.Stop()
+	}
 	if w.Registry != nil {
 		errs = append(errs, w.Registry.Close())
 	}
 	if w.ownCluster {
 		w.Cluster.Stop()
+	}
+	if w.RealHost != nil {
+		errs = append(errs, w.RealHost.Close())
 	}
 	return errors.Join(errs...)
 }
