@@ -18,8 +18,8 @@ import (
 	"github.com/inplace-dev/inplace/functions/verify"
 	"github.com/inplace-dev/inplace/pkg/app"
 	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/core/settle"
 	"github.com/inplace-dev/inplace/pkg/runner"
-	"github.com/inplace-dev/inplace/pkg/settle"
 )
 
 // HandleTimeout bounds one event: below func-go's 30s write timeout, so the

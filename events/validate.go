@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"regexp"
 
-	"github.com/inplace-dev/inplace/pkg/settle"
+	"github.com/inplace-dev/inplace/pkg/core/settle"
 )
 
 // FieldError names the field of an event that is wrong. It is always

@@ -9,9 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/core/settle"
 	"github.com/inplace-dev/inplace/pkg/inplace"
 	"github.com/inplace-dev/inplace/pkg/rollout"
-	"github.com/inplace-dev/inplace/pkg/settle"
 )
 
 // PodReader reads one pod, or answers NotFound (kube.Reader, kube.Live).

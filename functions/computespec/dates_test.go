@@ -11,8 +11,8 @@ import (
 
 	"github.com/inplace-dev/inplace/functions/computespec"
 	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/core/settle"
 	"github.com/inplace-dev/inplace/pkg/poll"
-	"github.com/inplace-dev/inplace/pkg/settle"
 	"github.com/inplace-dev/inplace/test/registry"
 )
 

@@ -7,9 +7,9 @@ import (
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/core/settle"
 	"github.com/inplace-dev/inplace/pkg/resize"
 	"github.com/inplace-dev/inplace/pkg/rollout"
-	"github.com/inplace-dev/inplace/pkg/settle"
 )
 
 // onOutcome records how one pod's upgrade ended, once its pod bears that

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/pkg/settle"
+	"github.com/inplace-dev/inplace/pkg/core/settle"
 )
 
 // EventRefused is the reason of the Warning Event on a workload a push was

@@ -14,9 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/core/settle"
 	"github.com/inplace-dev/inplace/pkg/imageref"
 	"github.com/inplace-dev/inplace/pkg/rollout"
-	"github.com/inplace-dev/inplace/pkg/settle"
 	"github.com/inplace-dev/inplace/test/world"
 )
 

@@ -13,10 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/core/settle"
 	"github.com/inplace-dev/inplace/pkg/guard"
 	"github.com/inplace-dev/inplace/pkg/inplace"
 	"github.com/inplace-dev/inplace/pkg/rollout"
-	"github.com/inplace-dev/inplace/pkg/settle"
 )
 
 // EventRefused: a state annotation the cluster and the rollout record do

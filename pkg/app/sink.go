@@ -16,8 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/core/settle"
 	"github.com/inplace-dev/inplace/pkg/receiver"
-	"github.com/inplace-dev/inplace/pkg/settle"
 )
 
 // SinkPublisher sends events to a Knative sink (K_SINK: usually a Broker's

@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/pkg/settle"
+	"github.com/inplace-dev/inplace/pkg/core/settle"
 )
 
 // Patch is the RFC 6902 patch that moves pod to plan: it tests the pod's UID

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/pkg/settle"
+	"github.com/inplace-dev/inplace/pkg/core/settle"
 )
 
 // TestPlanFromState: the plan rebuilt from a patched pod's state is the

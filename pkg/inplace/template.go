@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/inplace-dev/inplace/pkg/settle"
+	"github.com/inplace-dev/inplace/pkg/core/settle"
 )
 
 // TemplateImages maps each container and init container name of spec to its

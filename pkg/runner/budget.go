@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/inplace-dev/inplace/pkg/bus"
-	"github.com/inplace-dev/inplace/pkg/settle"
+	"github.com/inplace-dev/inplace/pkg/core/settle"
 )
 
 // budget keeps the two limits of a message apart: RetryLimit counts its

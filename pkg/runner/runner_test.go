@@ -17,9 +17,9 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/bus"
 	"github.com/inplace-dev/inplace/pkg/bus/bustest"
+	"github.com/inplace-dev/inplace/pkg/core/settle"
 	"github.com/inplace-dev/inplace/pkg/metrics"
 	"github.com/inplace-dev/inplace/pkg/runner"
-	"github.com/inplace-dev/inplace/pkg/settle"
 )
 
 // fn is a Function made of a closure that records each delivery time.

@@ -16,9 +16,9 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/core/settle"
 	"github.com/inplace-dev/inplace/pkg/inplace"
 	"github.com/inplace-dev/inplace/pkg/rollout"
-	"github.com/inplace-dev/inplace/pkg/settle"
 )
 
 // Steps of a sync, in order.

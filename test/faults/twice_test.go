@@ -17,8 +17,8 @@ import (
 	"github.com/inplace-dev/inplace/pkg/app"
 	"github.com/inplace-dev/inplace/pkg/bus"
 	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/core/settle"
 	"github.com/inplace-dev/inplace/pkg/runner"
-	"github.com/inplace-dev/inplace/pkg/settle"
 )
 
 // TestEveryEventTwiceShuffled runs the chain with every event delivered to
