@@ -5,7 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/inplace-dev/inplace/pkg/imageref"
+	"github.com/inplace-dev/inplace/pkg/core/imageref"
 )
 
 // specContainer is a container of a pod spec with its JSON-pointer path.

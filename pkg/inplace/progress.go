@@ -4,7 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/pkg/imageref"
+	"github.com/inplace-dev/inplace/pkg/core/imageref"
 )
 
 // Progress is the completion check verify runs while the state phase is

@@ -8,8 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/inplace-dev/inplace/pkg/core/imageref"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
-	"github.com/inplace-dev/inplace/pkg/imageref"
 )
 
 // RollbackPatch is the JSON patch that puts every container of st back on

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/inplace-dev/inplace/pkg/imageref"
+	"github.com/inplace-dev/inplace/pkg/core/imageref"
 	"github.com/inplace-dev/inplace/pkg/policy"
 )
 

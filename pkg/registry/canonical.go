@@ -9,7 +9,7 @@ import (
 	"github.com/distribution/reference"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/pkg/imageref"
+	"github.com/inplace-dev/inplace/pkg/core/imageref"
 )
 
 // rawPush is a push as a payload states it, with the payload field each

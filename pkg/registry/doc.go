@@ -9,7 +9,7 @@
 // Ignored says why; a malformed body yields a *events.FieldError naming the
 // payload field.
 //
-// Every reference is canonicalised with pkg/imageref (docker.io/library/…,
+// Every reference is canonicalised with pkg/core/imageref (docker.io/library/…,
 // lower-case registry and repository, registry ports kept), so that the same
 // image pushed through two webhooks, or delivered twice, gives the same
 // events.PushID.

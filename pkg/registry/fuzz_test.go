@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/pkg/imageref"
+	"github.com/inplace-dev/inplace/pkg/core/imageref"
 )
 
 // Each parser has its own fuzz target, seeded with its golden payloads:

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/pkg/imageref"
+	"github.com/inplace-dev/inplace/pkg/core/imageref"
 )
 
 // genericPayload is inplace's own format, for CI jobs and registries without

@@ -6,7 +6,7 @@ import (
 
 	"github.com/distribution/reference"
 
-	"github.com/inplace-dev/inplace/pkg/imageref"
+	"github.com/inplace-dev/inplace/pkg/core/imageref"
 )
 
 // Flip returns the other reference to the bytes a container runs: spec is

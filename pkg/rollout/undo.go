@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/inplace-dev/inplace/pkg/imageref"
+	"github.com/inplace-dev/inplace/pkg/core/imageref"
 )
 
 // UndoTarget is what undoing a rollout goes back to: the image its pods
