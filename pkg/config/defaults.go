@@ -6,7 +6,7 @@ import (
 
 	"knative.dev/pkg/configmap"
 
-	"github.com/inplace-dev/inplace/pkg/policy"
+	"github.com/inplace-dev/inplace/pkg/core/policy"
 	"github.com/inplace-dev/inplace/pkg/signature"
 )
 

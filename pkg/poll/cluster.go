@@ -7,8 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/inplace-dev/inplace/pkg/core/imageref"
+	"github.com/inplace-dev/inplace/pkg/core/policy"
 	"github.com/inplace-dev/inplace/pkg/kube"
-	"github.com/inplace-dev/inplace/pkg/policy"
 )
 
 // Cache is what the poller reads of the cluster (kube.Cache).

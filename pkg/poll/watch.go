@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/inplace-dev/inplace/pkg/core/imageref"
-	"github.com/inplace-dev/inplace/pkg/policy"
+	"github.com/inplace-dev/inplace/pkg/core/policy"
 )
 
 // Watch is one opted-in workload that wants its registry polled: the
