@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/inplace-dev/inplace/pkg/resize"
+	"github.com/inplace-dev/inplace/pkg/core/resize"
 )
 
 func resizePod(name, cpu string, running bool) *corev1.Pod {

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/pkg/resize"
+	"github.com/inplace-dev/inplace/pkg/core/resize"
 	"github.com/inplace-dev/inplace/test/world"
 )
 

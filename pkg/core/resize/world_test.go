@@ -13,7 +13,7 @@ import (
 
 	"github.com/inplace-dev/inplace/functions/patchpod"
 	"github.com/inplace-dev/inplace/functions/verify/fntest"
-	"github.com/inplace-dev/inplace/pkg/resize"
+	"github.com/inplace-dev/inplace/pkg/core/resize"
 	"github.com/inplace-dev/inplace/test/world"
 )
 
