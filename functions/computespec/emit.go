@@ -8,8 +8,8 @@ import (
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
-	"github.com/inplace-dev/inplace/pkg/inplace"
 	"github.com/inplace-dev/inplace/pkg/rollout"
 )
 

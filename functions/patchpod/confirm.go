@@ -8,9 +8,9 @@ import (
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
 	"github.com/inplace-dev/inplace/pkg/guard"
-	"github.com/inplace-dev/inplace/pkg/inplace"
 )
 
 // errNoGuard: a function built without a guard writes nothing.

@@ -9,10 +9,10 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/functions/patchpod"
 	"github.com/inplace-dev/inplace/functions/verify/fntest"
+	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/core/policy"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
 	"github.com/inplace-dev/inplace/pkg/guard"
-	"github.com/inplace-dev/inplace/pkg/inplace"
 	"github.com/inplace-dev/inplace/pkg/rollout"
 )
 

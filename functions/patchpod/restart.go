@@ -3,7 +3,7 @@ package patchpod
 import (
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/core/inplace"
 )
 
 // EventRestart is the reason of the Event on a pod whose container is

@@ -18,7 +18,7 @@ import (
 	"github.com/inplace-dev/inplace/functions/prepull"
 	"github.com/inplace-dev/inplace/functions/verify/fntest"
 	"github.com/inplace-dev/inplace/pkg/config"
-	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/test/registry"
 	"github.com/inplace-dev/inplace/test/world"
 )

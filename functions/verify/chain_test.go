@@ -18,7 +18,7 @@ import (
 	"github.com/inplace-dev/inplace/pkg/bus"
 	"github.com/inplace-dev/inplace/pkg/bus/bustest"
 	"github.com/inplace-dev/inplace/pkg/config"
-	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/runner"
 	"github.com/inplace-dev/inplace/pkg/watcher"
 	"github.com/inplace-dev/inplace/test/registry"

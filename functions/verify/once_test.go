@@ -12,7 +12,7 @@ import (
 	"github.com/inplace-dev/inplace/functions/patchpod"
 	"github.com/inplace-dev/inplace/functions/verify"
 	"github.com/inplace-dev/inplace/functions/verify/fntest"
-	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/test/world"
 )
 

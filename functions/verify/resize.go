@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/core/resize"
-	"github.com/inplace-dev/inplace/pkg/inplace"
 )
 
 // Event reasons and outcome reasons of a resize (a

@@ -13,10 +13,10 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/functions/verify"
 	"github.com/inplace-dev/inplace/functions/verify/fntest"
+	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/core/policy"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
 	"github.com/inplace-dev/inplace/pkg/guard"
-	"github.com/inplace-dev/inplace/pkg/inplace"
 )
 
 // TestTamperedStateIsRefused is attack 2 of issue 13: editing a pod's

@@ -7,7 +7,7 @@ import (
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/core/imageref"
-	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/core/inplace"
 )
 
 // Plan is what restarting the named containers of pod changes: for each, the

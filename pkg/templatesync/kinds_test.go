@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/rollout"
 	"github.com/inplace-dev/inplace/pkg/templatesync"
 	"github.com/inplace-dev/inplace/test/world"

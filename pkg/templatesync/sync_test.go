@@ -18,8 +18,8 @@ import (
 	"k8s.io/kubectl/pkg/polymorphichelpers"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
-	"github.com/inplace-dev/inplace/pkg/inplace"
 	"github.com/inplace-dev/inplace/pkg/rollout"
 	"github.com/inplace-dev/inplace/pkg/templatesync"
 	"github.com/inplace-dev/inplace/test/world"

@@ -5,7 +5,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/core/inplace"
 )
 
 // Source is the CloudEvents source of the watcher's events.

@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/core/inplace"
 )
 
 const active = `{"upgradeID":"up-1","phase":"Patched","containers":[{"name":"app","previousImage":"a:1","targetImage":"a:2","previousRestartCount":0}]}`

@@ -14,7 +14,7 @@ import (
 	"github.com/inplace-dev/inplace/functions/prepull"
 	"github.com/inplace-dev/inplace/pkg/bus"
 	"github.com/inplace-dev/inplace/pkg/core/imageref"
-	"github.com/inplace-dev/inplace/pkg/inplace"
+	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/test/world"
 )
 
