@@ -12,8 +12,8 @@ import (
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
+	"github.com/inplace-dev/inplace/pkg/core/restart"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
-	"github.com/inplace-dev/inplace/pkg/restart"
 	"github.com/inplace-dev/inplace/pkg/rollout"
 )
 

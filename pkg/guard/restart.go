@@ -4,8 +4,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/core/restart"
 	"github.com/inplace-dev/inplace/pkg/kube"
-	"github.com/inplace-dev/inplace/pkg/restart"
 )
 
 // allowedRestart: the owner opts in and every planned switch is to another
