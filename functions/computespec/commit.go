@@ -6,7 +6,7 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/inplace-dev/inplace/pkg/rollout"
+	"github.com/inplace-dev/inplace/pkg/core/rollout"
 )
 
 // A recordStep is one delivery's step on a workload's record: it checks the

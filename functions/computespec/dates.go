@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/poll"
-	"github.com/inplace-dev/inplace/pkg/rollout"
 )
 
 // ImageDater reads when an image was made, as its registry says, with the

@@ -13,9 +13,9 @@ import (
 	"github.com/inplace-dev/inplace/functions/computespec"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
+	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/kube"
 	"github.com/inplace-dev/inplace/pkg/replay"
-	"github.com/inplace-dev/inplace/pkg/rollout"
 )
 
 // releases counts the holds compute-spec asks the template syncer to

@@ -16,9 +16,9 @@ import (
 	"github.com/inplace-dev/inplace/functions/computespec"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
+	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/kube"
 	"github.com/inplace-dev/inplace/pkg/replay"
-	"github.com/inplace-dev/inplace/pkg/rollout"
 )
 
 // fakeCluster is compute-spec's view of one Deployment's pods, as a test

@@ -11,9 +11,9 @@ import (
 	"github.com/inplace-dev/inplace/functions/verify/fntest"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/core/policy"
+	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
 	"github.com/inplace-dev/inplace/pkg/guard"
-	"github.com/inplace-dev/inplace/pkg/rollout"
 )
 
 // TestForgedPlansAreRefused is attack 1 of issue 13: anyone able to publish

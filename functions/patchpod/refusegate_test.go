@@ -10,9 +10,9 @@ import (
 
 	"github.com/inplace-dev/inplace/functions/verify/fntest"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
+	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
 	"github.com/inplace-dev/inplace/pkg/guard"
-	"github.com/inplace-dev/inplace/pkg/rollout"
 	"github.com/inplace-dev/inplace/test/world"
 )
 

@@ -14,9 +14,9 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/bus"
 	"github.com/inplace-dev/inplace/pkg/bus/bustest"
+	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/history"
 	"github.com/inplace-dev/inplace/pkg/history/historytest"
-	"github.com/inplace-dev/inplace/pkg/rollout"
 )
 
 func rolloutOf(t *testing.T) historytest.Rollout {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/core/policy"
-	"github.com/inplace-dev/inplace/pkg/rollout"
+	"github.com/inplace-dev/inplace/pkg/core/rollout"
 )
 
 // Hold holds a StatefulSet from its rollout's first plan (inplace/hold.go):

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/pkg/rollout"
+	"github.com/inplace-dev/inplace/pkg/core/rollout"
 )
 
 // The InPlaceTemplateSynced Event reads like the kubelet's: a sentence with

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inplace-dev/inplace/pkg/rollout"
+	"github.com/inplace-dev/inplace/pkg/core/rollout"
 )
 
 // TestSIGKILL kills a separate `inplace run` process at random points of

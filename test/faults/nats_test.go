@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inplace-dev/inplace/pkg/rollout"
+	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/test/world"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inplace-dev/inplace/pkg/rollout"
+	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/test/proc"
 	"github.com/inplace-dev/inplace/test/world"
 )

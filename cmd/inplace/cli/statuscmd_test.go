@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/history"
-	"github.com/inplace-dev/inplace/pkg/rollout"
 )
 
 func putRollout(t *testing.T, w *toolWorld, name string, phase rollout.Phase, updated time.Time, states ...rollout.PodState) {

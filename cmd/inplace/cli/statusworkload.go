@@ -12,8 +12,8 @@ import (
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
+	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/history"
-	"github.com/inplace-dev/inplace/pkg/rollout"
 )
 
 // workloadStatus is what `inplace status KIND/NAME` shows: the workload's
