@@ -12,9 +12,9 @@ import (
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/functions/computespec"
+	"github.com/inplace-dev/inplace/pkg/core/pulls"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
-	"github.com/inplace-dev/inplace/pkg/pulls"
 	"github.com/inplace-dev/inplace/test/world"
 )
 

@@ -5,8 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/inplace-dev/inplace/pkg/core/pulls"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
-	"github.com/inplace-dev/inplace/pkg/pulls"
 )
 
 // Pulls is what compute-spec reads of the nodes' pulls: a node's

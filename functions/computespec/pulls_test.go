@@ -11,8 +11,8 @@ import (
 
 	"github.com/inplace-dev/inplace/functions/computespec"
 	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/core/pulls"
 	"github.com/inplace-dev/inplace/pkg/kube"
-	"github.com/inplace-dev/inplace/pkg/pulls"
 	"github.com/inplace-dev/inplace/test/world"
 )
 

@@ -11,9 +11,9 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/core/pulls"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/kube"
-	"github.com/inplace-dev/inplace/pkg/pulls"
 )
 
 // wakeKey is what a wake-up re-plans: the rollouts waiting on a node, or

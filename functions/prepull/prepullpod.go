@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/pkg/pulls"
+	"github.com/inplace-dev/inplace/pkg/core/pulls"
 )
 
 // Labels and annotations of pre-pull pods.

@@ -5,7 +5,7 @@ import (
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/core/imageref"
-	"github.com/inplace-dev/inplace/pkg/pulls"
+	"github.com/inplace-dev/inplace/pkg/core/pulls"
 )
 
 // verdict is how a pre-pull pod's pull went (pulls.Evaluate).

@@ -6,7 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/inplace-dev/inplace/pkg/pulls"
+	"github.com/inplace-dev/inplace/pkg/core/pulls"
 )
 
 // watchedRecheck is Recheck's default with Changes: a safety net only.
