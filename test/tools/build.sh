@@ -3,8 +3,8 @@
 # into bin/: etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
 # hollow-node (the kubelet's code over a fake runtime), and for real nodes
 # (test/realnode) the kubelet, kube-proxy and CoreDNS. Each is built once and
-# reused while this module's go.mod/go.sum and its own sources are unchanged
-# (a content hash kept beside it in bin/.<name>.stamp); CoreDNS, built from
+# reused while the modules it links and its own sources are unchanged (a
+# content hash kept beside it in bin/.<name>.stamp); CoreDNS, built from
 # its own module, while its version is. Then packages.sh checks (and as root
 # installs) the Debian packages real nodes run on.
 set -euo pipefail
@@ -15,12 +15,33 @@ k8s=$(go list -m -f '{{.Version}}' k8s.io/kubernetes)
 minor=$(echo "$k8s" | cut -d. -f2)
 ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$k8s -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
 
+# What a binary is built from: the modules (path, version, replacement) of
+# the packages it links, as the build resolves them, and its own sources. A
+# requirement that only another binary links leaves its stamp as it was.
 stamp() {
+	{
+		go list -deps -f '{{with .Module}}{{.Path}} {{.Version}}{{with .Replace}} => {{.Path}} {{.Version}}{{end}}{{end}}' "./$1" | sort -u
+		cat "./$1"/*.go
+	} | sha256sum | cut -d' ' -f1
+}
+
+# A stamp of the whole go.mod, go.sum and the sources (what bin/ holds from
+# checkouts older than this stamp) still vouches for its binary while those
+# are unchanged; the binary is then restamped, not rebuilt.
+modstamp() {
 	cat go.mod go.sum "./$1"/*.go | sha256sum | cut -d' ' -f1
 }
 
 stale() {
-	[ ! -x "$out/$1" ] || [ "$(cat "$out/.$1.stamp" 2>/dev/null)" != "$(stamp "$1")" ]
+	[ -x "$out/$1" ] || return 0
+	have=$(cat "$out/.$1.stamp" 2>/dev/null || true)
+	want=$(stamp "$1")
+	[ "$have" = "$want" ] && return 1
+	if [ "$have" = "$(modstamp "$1")" ]; then
+		echo "$want" >"$out/.$1.stamp"
+		return 1
+	fi
+	return 0
 }
 
 for b in etcd kube-apiserver kube-controller-manager kube-scheduler hollow-node kubelet kube-proxy; do
