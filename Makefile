@@ -18,9 +18,9 @@ bin/inplace: FORCE
 
 # The real Kubernetes binaries of the test world (etcd, kube-apiserver,
 # kube-controller-manager, kube-scheduler, the hollow node running the
-# kubelet's code, and for real nodes the kubelet, kube-proxy and CoreDNS),
-# built from their Go modules (test/tools) once and reused while their
-# sources are unchanged; then the Debian packages real nodes run on
+# kubelet's code, kubectl, and for real nodes the kubelet, kube-proxy and
+# CoreDNS), built from their Go modules (test/tools) once and reused while
+# their sources are unchanged; then the Debian packages real nodes run on
 # (containerd, runc, CNI plugins, iptables, nftables, conntrack) are
 # installed when missing and this runs as root, or named otherwise
 # (test/tools/packages.sh).

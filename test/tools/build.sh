@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Builds the real Kubernetes binaries of the test world from their Go modules
 # into bin/: etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
-# hollow-node (the kubelet's code over a fake runtime), and for real nodes
-# (test/realnode) the kubelet, kube-proxy and CoreDNS. Each is built once and
-# reused while the modules it links and its own sources are unchanged (a
-# content hash kept beside it in bin/.<name>.stamp); CoreDNS, built from
+# hollow-node (the kubelet's code over a fake runtime), kubectl (inplace as a
+# kubectl plugin is tested through it), and for real nodes (test/realnode)
+# the kubelet, kube-proxy and CoreDNS. Each is built once and reused while
+# the modules it links and its own sources are unchanged (a content hash
+# kept beside it in bin/.<name>.stamp); CoreDNS, built from
 # its own module, while its version is. Then packages.sh checks (and as root
 # installs) the Debian packages real nodes run on.
 set -euo pipefail
@@ -25,26 +26,11 @@ stamp() {
 	} | sha256sum | cut -d' ' -f1
 }
 
-# A stamp of the whole go.mod, go.sum and the sources (what bin/ holds from
-# checkouts older than this stamp) still vouches for its binary while those
-# are unchanged; the binary is then restamped, not rebuilt.
-modstamp() {
-	cat go.mod go.sum "./$1"/*.go | sha256sum | cut -d' ' -f1
-}
-
 stale() {
-	[ -x "$out/$1" ] || return 0
-	have=$(cat "$out/.$1.stamp" 2>/dev/null || true)
-	want=$(stamp "$1")
-	[ "$have" = "$want" ] && return 1
-	if [ "$have" = "$(modstamp "$1")" ]; then
-		echo "$want" >"$out/.$1.stamp"
-		return 1
-	fi
-	return 0
+	[ ! -x "$out/$1" ] || [ "$(cat "$out/.$1.stamp" 2>/dev/null)" != "$(stamp "$1")" ]
 }
 
-for b in etcd kube-apiserver kube-controller-manager kube-scheduler hollow-node kubelet kube-proxy; do
+for b in etcd kube-apiserver kube-controller-manager kube-scheduler hollow-node kubectl kubelet kube-proxy; do
 	if ! stale "$b"; then
 		echo "bin/$b is up to date"
 		continue
