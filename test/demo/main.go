@@ -7,6 +7,11 @@
 // UID, IP and node and gained one restart; and replays the upgrade in a
 // dry run to show nothing more would change.
 //
+// With INPLACE_NODES=real the world's nodes are real (kubelet, containerd,
+// runc, kube-proxy, CoreDNS; test/realnode) and the images the app of
+// test/images: the table is read from the running containers' status, each
+// pod's app answers GET / with its version, and so does the Service web.
+//
 // With -knative (`make demo-knative`) the same shop and push go through
 // Knative Eventing's own components instead of `inplace run`: a real
 // Broker, config/knative's Triggers and ApiServerSource, each function an

@@ -13,29 +13,50 @@ import (
 )
 
 // table prints the before/after table and reports whether every pod kept
-// its identity and restarted exactly once onto the pushed digest.
+// its identity and restarted exactly once onto the pushed digest (its
+// imageID too) and, on real nodes, whether its app answers the new tag.
 func (sh *shop) table(before, after map[string]pod, digest string) bool {
 	names := make([]string, 0, len(before))
 	for n := range before {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	real := sh.w.IsReal()
 	tw := tabwriter.NewWriter(sh.out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "POD\tNODE\tIP\tUID\tIMAGE\tRESTARTS\tIN PLACE")
+	head := "POD\tNODE\tIP\tUID\tIMAGE\tIMAGE ID\tRESTARTS"
+	if real {
+		head += "\tGET /"
+	}
+	fmt.Fprintln(tw, head+"\tIN PLACE")
 	ok := true
 	for _, n := range names {
 		b, a := before[n], after[n]
 		kept := a.UID == b.UID && a.IP == b.IP && a.Node == b.Node && a.Restarts == b.Restarts+1 &&
-			strings.HasSuffix(a.Image, "@"+digest)
+			strings.HasSuffix(a.Image, "@"+digest) && strings.HasSuffix(a.ImageID, "@"+digest) &&
+			(!real || a.Answer == newTag)
 		mark := "✔"
 		if !kept {
 			mark, ok = "✘", false
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s → %s\t%d → %d\t%s\n", n, same(b.Node, a.Node), same(b.IP, a.IP),
-			same(b.UID[:8], a.UID[:min(8, len(a.UID))]), tag(b.Image), tag(a.Image), b.Restarts, a.Restarts, mark)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s → %s\t%s → %s\t%d → %d", n, same(b.Node, a.Node), same(b.IP, a.IP),
+			same(b.UID[:8], a.UID[:min(8, len(a.UID))]), tag(b.Image), tag(a.Image), short(b.ImageID), short(a.ImageID),
+			b.Restarts, a.Restarts)
+		if real {
+			fmt.Fprintf(tw, "\t%s → %s", b.Answer, a.Answer)
+		}
+		fmt.Fprintf(tw, "\t%s\n", mark)
 	}
 	_ = tw.Flush()
 	return ok
+}
+
+// short is an imageID's digest, abbreviated.
+func short(imageID string) string {
+	_, d, found := strings.Cut(imageID, "@sha256:")
+	if !found {
+		return imageID
+	}
+	return d[:min(12, len(d))]
 }
 
 // same shows a value that should not have changed, or both when it did.

@@ -26,11 +26,15 @@ const (
 // real Knative Broker instead of `inplace run`.
 func run(ctx context.Context, out io.Writer, knativeMode bool) error {
 	say := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
-	say("▶ starting the test world: etcd, kube-apiserver, kube-controller-manager, 3 simulated nodes, an OCI registry")
 	opts := world.Options{}
 	if knativeMode {
 		opts.Nodes = world.NodesSimulated // see knative.Main
 	}
+	nodes, err := describeNodes(opts)
+	if err != nil {
+		return err
+	}
+	say("▶ starting the test world: etcd, kube-apiserver, kube-controller-manager, %s, an OCI registry", nodes)
 	w, err := world.Start(ctx, opts)
 	if err != nil {
 		return err
@@ -99,6 +103,14 @@ func (sh *shop) demo(ctx context.Context) error {
 	say("")
 	ok := sh.table(before, after, digest)
 	say("")
+	if w.IsReal() {
+		all, err := sh.showService(ctx, newTag)
+		if err != nil {
+			return err
+		}
+		ok = ok && all
+		say("")
+	}
 	for _, d := range done {
 		say("  %s: %d pods upgraded in place, template synced: %v", d.Workload, d.Counts.Succeeded, d.TemplateSynced)
 	}
@@ -106,8 +118,26 @@ func (sh *shop) demo(ctx context.Context) error {
 		return err
 	}
 	if !ok {
-		return fmt.Errorf("a pod did not keep its identity or did not restart exactly once")
+		return fmt.Errorf("a pod did not keep its identity, did not restart exactly once, or does not answer %s", newTag)
 	}
 	say("\n✔ demo done: every pod moved to %s in place", newTag)
 	return nil
+}
+
+// describeNodes names the nodes the world will run.
+func describeNodes(opts world.Options) (string, error) {
+	m := opts.Nodes
+	if m == "" {
+		var err error
+		if m, err = world.ModeFromEnv(); err != nil {
+			return "", err
+		}
+	}
+	switch m {
+	case world.NodesReal:
+		return "2 real nodes (kubelet, containerd, runc, kube-proxy; kube-scheduler, CoreDNS)", nil
+	case world.NodesHollow:
+		return "3 hollow nodes (the kubelet's code; kube-scheduler)", nil
+	}
+	return "3 simulated nodes", nil
 }

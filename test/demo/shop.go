@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/test/knative"
@@ -46,6 +47,11 @@ func (sh *shop) deploy(ctx context.Context) error {
 	tmpl := func(app string, gate bool) corev1.PodTemplateSpec {
 		t := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": app}},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: sh.ref(oldTag)}}}}
+		if sh.w.IsReal() {
+			t.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: appPort}}
+			t.Spec.Containers[0].ReadinessProbe = &corev1.Probe{PeriodSeconds: 1, ProbeHandler: corev1.ProbeHandler{
+				HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt32(appPort)}}}
+		}
 		if gate {
 			t.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: inplace.ReadinessGate}}
 		}
@@ -56,6 +62,7 @@ func (sh *shop) deploy(ctx context.Context) error {
 	}
 	fmt.Fprintf(sh.out, "▶ deploying the shop in namespace %s, on %s:%s\n", shopNS, repo, oldTag)
 	fmt.Fprintf(sh.out, "  Deployment web (%d pods, readiness gate %s, inplace.dev/policy semver:minor, max-unavailable 50%%)\n", webPods, inplace.ReadinessGate)
+	fmt.Fprintf(sh.out, "  Service web (port %d) in front of it\n", appPort)
 	fmt.Fprintf(sh.out, "  StatefulSet cart (%d pods, inplace.dev/policy semver:minor)\n", cartPods)
 	_, err := c.AppsV1().Deployments(shopNS).Create(ctx, &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Annotations: map[string]string{"inplace.dev/policy": "semver:minor",
@@ -63,6 +70,9 @@ func (sh *shop) deploy(ctx context.Context) error {
 		Spec: appsv1.DeploymentSpec{Replicas: &web, Selector: sel("web"), Template: tmpl("web", true)},
 	}, metav1.CreateOptions{})
 	if err != nil {
+		return err
+	}
+	if err := sh.service(ctx); err != nil {
 		return err
 	}
 	_, err = c.AppsV1().StatefulSets(shopNS).Create(ctx, &appsv1.StatefulSet{
@@ -82,10 +92,12 @@ func (sh *shop) deploy(ctx context.Context) error {
 	return nil
 }
 
-// pod is what the table compares.
+// pod is what the table compares: the pod's status as its node reports
+// it and, on real nodes, what the app running in it answers.
 type pod struct {
-	App, Node, IP, UID, Image string
-	Restarts                  int32
+	App, Node, IP, UID, Image, ImageID string
+	Restarts                           int32
+	Answer                             string
 }
 
 func (sh *shop) snapshot(ctx context.Context) (map[string]pod, error) {
@@ -97,7 +109,12 @@ func (sh *shop) snapshot(ctx context.Context) (map[string]pod, error) {
 	for _, p := range list.Items {
 		info := pod{App: p.Labels["app"], Node: p.Spec.NodeName, IP: p.Status.PodIP, UID: string(p.UID), Image: p.Spec.Containers[0].Image}
 		if cs := world.ContainerStatus(&p, "app"); cs != nil {
-			info.Restarts = cs.RestartCount
+			info.Restarts, info.ImageID = cs.RestartCount, cs.ImageID
+		}
+		if sh.w.IsReal() {
+			if info.Answer, err = sh.ask(ctx, p.Name); err != nil {
+				return nil, err
+			}
 		}
 		out[p.Name] = info
 	}

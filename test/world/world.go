@@ -25,7 +25,8 @@ type Options struct {
 	// not stop); otherwise Start starts one with ClusterOptions.
 	Cluster        *cluster.Cluster
 	ClusterOptions cluster.Options
-	// Registry options (Notify, Dir); the logger defaults to Logger.
+	// Registry options (Notify, Dir); the logger defaults to Logger. On
+	// real nodes the registry is runnable: a push makes a program image.
 	RegistryOptions registry.Options
 	// Kubelet options; Resolver is the world's registry unless set, the
 	// logger defaults to Logger.
@@ -112,6 +113,9 @@ func (w *World) startRest(ctx context.Context, opts Options) error {
 	ro := opts.RegistryOptions
 	if ro.Logger == nil {
 		ro.Logger = opts.Logger
+	}
+	if w.Mode == NodesReal {
+		ro.Runnable = true
 	}
 	reg, err := registry.Start(ctx, ro)
 	if err != nil {
