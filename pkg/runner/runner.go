@@ -12,7 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/inplace-dev/inplace/pkg/bus"
-	"github.com/inplace-dev/inplace/pkg/metrics"
+	"github.com/inplace-dev/inplace/pkg/bus/metrics"
 )
 
 // Options tune a runner.

@@ -17,8 +17,8 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/bus"
 	"github.com/inplace-dev/inplace/pkg/bus/bustest"
+	"github.com/inplace-dev/inplace/pkg/bus/metrics"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
-	"github.com/inplace-dev/inplace/pkg/metrics"
 	"github.com/inplace-dev/inplace/pkg/runner"
 )
 
