@@ -16,9 +16,9 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/inplace-dev/inplace/pkg/bus"
+	"github.com/inplace-dev/inplace/pkg/bus/embednats"
 	"github.com/inplace-dev/inplace/pkg/busauth"
 	"github.com/inplace-dev/inplace/pkg/config"
-	"github.com/inplace-dev/inplace/pkg/embednats"
 )
 
 // links are the process's connections to the bus: the operator's, which

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/inplace-dev/inplace/pkg/bus"
-	"github.com/inplace-dev/inplace/pkg/embednats"
+	"github.com/inplace-dev/inplace/pkg/bus/embednats"
 )
 
 // Account is the NATS account ServerConfig puts the identities in.

@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/inplace-dev/inplace/pkg/embednats"
+	"github.com/inplace-dev/inplace/pkg/bus/embednats"
 	"github.com/inplace-dev/inplace/test/manifests"
 	"github.com/inplace-dev/inplace/test/registry"
 )

@@ -10,7 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/inplace-dev/inplace/pkg/bus"
-	"github.com/inplace-dev/inplace/pkg/embednats"
+	"github.com/inplace-dev/inplace/pkg/bus/embednats"
 )
 
 // Config is bus.DefaultConfig with timings short enough for tests.
