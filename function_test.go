@@ -15,9 +15,9 @@ import (
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/app"
+	"github.com/inplace-dev/inplace/pkg/bus/runner"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
-	"github.com/inplace-dev/inplace/pkg/runner"
 	"github.com/inplace-dev/inplace/test/world"
 )
 

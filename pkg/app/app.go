@@ -16,12 +16,12 @@ import (
 	"github.com/inplace-dev/inplace/functions/prepull"
 	"github.com/inplace-dev/inplace/functions/verify"
 	"github.com/inplace-dev/inplace/pkg/bus"
+	"github.com/inplace-dev/inplace/pkg/bus/runner"
 	"github.com/inplace-dev/inplace/pkg/busauth"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/kube"
 	"github.com/inplace-dev/inplace/pkg/poll"
 	"github.com/inplace-dev/inplace/pkg/receiver"
-	"github.com/inplace-dev/inplace/pkg/runner"
 )
 
 // App is an assembled process.

@@ -18,9 +18,9 @@ import (
 
 	"github.com/inplace-dev/inplace/pkg/bus"
 	"github.com/inplace-dev/inplace/pkg/bus/metrics"
+	"github.com/inplace-dev/inplace/pkg/bus/runner"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/receiver"
-	"github.com/inplace-dev/inplace/pkg/runner"
 )
 
 // Running is a started `inplace run`.

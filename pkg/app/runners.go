@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/inplace-dev/inplace/pkg/bus"
-	"github.com/inplace-dev/inplace/pkg/runner"
+	"github.com/inplace-dev/inplace/pkg/bus/runner"
 )
 
 // readiness is what /readyz asks.

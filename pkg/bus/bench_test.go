@@ -12,7 +12,7 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/bus"
 	"github.com/inplace-dev/inplace/pkg/bus/bustest"
-	"github.com/inplace-dev/inplace/pkg/runner"
+	"github.com/inplace-dev/inplace/pkg/bus/runner"
 )
 
 func plannedEvent(b *testing.B, i int) cloudevents.Event {

@@ -11,9 +11,9 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/bus/runner"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
 	"github.com/inplace-dev/inplace/pkg/kube"
-	"github.com/inplace-dev/inplace/pkg/runner"
 )
 
 // DryRunner runs events through functions built on a dry-run client.

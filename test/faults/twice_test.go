@@ -16,9 +16,9 @@ import (
 
 	"github.com/inplace-dev/inplace/pkg/app"
 	"github.com/inplace-dev/inplace/pkg/bus"
+	"github.com/inplace-dev/inplace/pkg/bus/runner"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
-	"github.com/inplace-dev/inplace/pkg/runner"
 )
 
 // TestEveryEventTwiceShuffled runs the chain with every event delivered to

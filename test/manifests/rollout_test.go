@@ -19,11 +19,11 @@ import (
 	"github.com/inplace-dev/inplace/pkg/app"
 	"github.com/inplace-dev/inplace/pkg/bus/bustest"
 	"github.com/inplace-dev/inplace/pkg/bus/embednats"
+	"github.com/inplace-dev/inplace/pkg/bus/runner"
 	"github.com/inplace-dev/inplace/pkg/busauth"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/kube"
-	"github.com/inplace-dev/inplace/pkg/runner"
 	"github.com/inplace-dev/inplace/test/world"
 )
 
