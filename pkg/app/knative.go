@@ -15,7 +15,7 @@ import (
 	"github.com/inplace-dev/inplace/functions/prepull"
 	"github.com/inplace-dev/inplace/functions/verify"
 	"github.com/inplace-dev/inplace/pkg/bus"
-	"github.com/inplace-dev/inplace/pkg/busauth"
+	"github.com/inplace-dev/inplace/pkg/bus/busauth"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/kube"
 )

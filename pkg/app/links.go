@@ -16,8 +16,8 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/inplace-dev/inplace/pkg/bus"
+	"github.com/inplace-dev/inplace/pkg/bus/busauth"
 	"github.com/inplace-dev/inplace/pkg/bus/embednats"
-	"github.com/inplace-dev/inplace/pkg/busauth"
 	"github.com/inplace-dev/inplace/pkg/config"
 )
 

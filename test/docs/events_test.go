@@ -9,7 +9,7 @@ import (
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/app"
-	"github.com/inplace-dev/inplace/pkg/busauth"
+	"github.com/inplace-dev/inplace/pkg/bus/busauth"
 )
 
 // eventsSection is the table of every event type the project emits, in

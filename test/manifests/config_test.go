@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	brokerconfig "knative.dev/eventing/pkg/reconciler/broker"
 
-	"github.com/inplace-dev/inplace/pkg/busauth"
+	"github.com/inplace-dev/inplace/pkg/bus/busauth"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/receiver"
 )

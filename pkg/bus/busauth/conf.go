@@ -25,7 +25,7 @@ func KeyVar(name string) string {
 // every installation, its keys in a Secret.
 func ServerConfig(cfg bus.Config, keys map[string]string) string {
 	var b strings.Builder
-	b.WriteString("# The identities of inplace (pkg/busauth), an entry of an accounts block:\n")
+	b.WriteString("# The identities of inplace (pkg/bus/busauth), an entry of an accounts block:\n")
 	b.WriteString("# each function publishes only its outputs and consumes only its own\n")
 	b.WriteString("# consumer. Written by `inplace nats credentials --server-config`; do not\n")
 	b.WriteString("# edit by hand.\n")

@@ -11,10 +11,10 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/inplace-dev/inplace/pkg/bus"
-	"github.com/inplace-dev/inplace/pkg/busauth"
+	"github.com/inplace-dev/inplace/pkg/bus/busauth"
 )
 
-const natsDir = "../../config/nats"
+const natsDir = "../../../config/nats"
 
 // TestShippedAccountIsTheRoles: config/nats/inplace-account.conf is what
 // ServerConfig writes for the default bus, so the cluster of config/nats

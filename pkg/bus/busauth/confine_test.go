@@ -14,8 +14,8 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/app"
 	"github.com/inplace-dev/inplace/pkg/bus"
+	"github.com/inplace-dev/inplace/pkg/bus/busauth"
 	"github.com/inplace-dev/inplace/pkg/bus/embednats"
-	"github.com/inplace-dev/inplace/pkg/busauth"
 )
 
 // server is a NATS server taking the identities of a credentials directory.
