@@ -6,9 +6,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 
+	"github.com/inplace-dev/inplace/pkg/bus/notify"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
-	"github.com/inplace-dev/inplace/pkg/notify"
 )
 
 // holder holds a StatefulSet from its rollout's first plan until the

@@ -10,9 +10,9 @@ import (
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/bus/notify"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
-	"github.com/inplace-dev/inplace/pkg/notify"
 )
 
 // RecordChanges tells waiters when a rollout record changes. `inplace

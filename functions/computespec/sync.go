@@ -10,9 +10,9 @@ import (
 	"k8s.io/utils/keymutex"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/bus/notify"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
-	"github.com/inplace-dev/inplace/pkg/notify"
 )
 
 // SyncDone is the Sync.Step of a finished template sync.

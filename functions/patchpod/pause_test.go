@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inplace-dev/inplace/pkg/bus/notify"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
-	"github.com/inplace-dev/inplace/pkg/notify"
 )
 
 // TestPauseKeepsWorkersFree: a delivery waits in-process only for the

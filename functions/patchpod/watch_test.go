@@ -17,9 +17,9 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/functions/patchpod"
 	"github.com/inplace-dev/inplace/functions/verify/fntest"
+	"github.com/inplace-dev/inplace/pkg/bus/notify"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/kube"
-	"github.com/inplace-dev/inplace/pkg/notify"
 	"github.com/inplace-dev/inplace/test/world"
 )
 

@@ -15,12 +15,12 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/bus/notify"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
 	"github.com/inplace-dev/inplace/pkg/kube"
-	"github.com/inplace-dev/inplace/pkg/notify"
 )
 
 // Name is the function's name (its consumer, its ServiceAccount's suffix).

@@ -8,9 +8,9 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/functions/prepull"
 	"github.com/inplace-dev/inplace/functions/verify/fntest"
+	"github.com/inplace-dev/inplace/pkg/bus/notify"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/kube"
-	"github.com/inplace-dev/inplace/pkg/notify"
 	"github.com/inplace-dev/inplace/test/registry"
 	"github.com/inplace-dev/inplace/test/world"
 )
