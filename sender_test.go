@@ -26,7 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/pkg/brokerauth"
+	"github.com/inplace-dev/inplace/pkg/bus/brokerauth"
 	"github.com/inplace-dev/inplace/test/world"
 )
 

@@ -15,7 +15,7 @@ import (
 	fce "knative.dev/func-go/cloudevents"
 
 	"github.com/inplace-dev/inplace/pkg/app"
-	"github.com/inplace-dev/inplace/pkg/brokerauth"
+	"github.com/inplace-dev/inplace/pkg/bus/brokerauth"
 	"github.com/inplace-dev/inplace/pkg/kube"
 	"github.com/inplace-dev/inplace/pkg/receiver"
 )

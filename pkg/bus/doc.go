@@ -9,4 +9,10 @@
 //
 // The bus does not decide how a message is settled; the runner does, from
 // the handler's error (package settle).
+//
+// This folder is also the transport layer: bus and its sub-packages (runner,
+// busauth, embednats, metrics, notify, brokerauth) carry events and wake-ups.
+// They import the pure core (pkg/core/...), the events contract and each
+// other; never pkg/kube, pkg/inputs, pkg/tools, pkg/config, functions or
+// cmd. pkg/layers_test.go keeps this true.
 package bus
