@@ -10,7 +10,7 @@ import (
 
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
-	"github.com/inplace-dev/inplace/pkg/guard"
+	"github.com/inplace-dev/inplace/pkg/kube/guard"
 )
 
 // errNoGuard: a function built without a guard writes nothing.

@@ -15,7 +15,7 @@ import (
 	"github.com/inplace-dev/inplace/functions/patchpod"
 	"github.com/inplace-dev/inplace/functions/verify/fntest"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
-	"github.com/inplace-dev/inplace/pkg/guard"
+	"github.com/inplace-dev/inplace/pkg/kube/guard"
 	"github.com/inplace-dev/inplace/test/world"
 )
 

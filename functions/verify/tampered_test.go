@@ -16,7 +16,7 @@ import (
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/core/policy"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
-	"github.com/inplace-dev/inplace/pkg/guard"
+	"github.com/inplace-dev/inplace/pkg/kube/guard"
 )
 
 // TestTamperedStateIsRefused is attack 2 of issue 13: editing a pod's

@@ -11,7 +11,7 @@ import (
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
-	"github.com/inplace-dev/inplace/pkg/guard"
+	"github.com/inplace-dev/inplace/pkg/kube/guard"
 )
 
 // MemRecords are rollout records in memory, read by the guard of the
