@@ -27,10 +27,10 @@ import (
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/kube"
 	"github.com/inplace-dev/inplace/pkg/kube/guard"
+	"github.com/inplace-dev/inplace/pkg/kube/templatesync"
 	"github.com/inplace-dev/inplace/pkg/poll"
 	"github.com/inplace-dev/inplace/pkg/reconfig"
 	"github.com/inplace-dev/inplace/pkg/signature"
-	"github.com/inplace-dev/inplace/pkg/templatesync"
 	"github.com/inplace-dev/inplace/pkg/watcher"
 )
 

@@ -15,7 +15,7 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
-	"github.com/inplace-dev/inplace/pkg/templatesync"
+	"github.com/inplace-dev/inplace/pkg/kube/templatesync"
 	"github.com/inplace-dev/inplace/test/world"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/core/policy"
-	"github.com/inplace-dev/inplace/pkg/templatesync"
+	"github.com/inplace-dev/inplace/pkg/kube/templatesync"
 )
 
 // A Deployment that Argo CD or Flux manages keeps its template (their
