@@ -13,7 +13,7 @@ import (
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
-	"github.com/inplace-dev/inplace/pkg/watcher"
+	"github.com/inplace-dev/inplace/pkg/kube/watcher"
 )
 
 // gateOpener is the pod watcher's gate step in Knative mode, where an

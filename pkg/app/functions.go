@@ -28,10 +28,10 @@ import (
 	"github.com/inplace-dev/inplace/pkg/kube"
 	"github.com/inplace-dev/inplace/pkg/kube/guard"
 	"github.com/inplace-dev/inplace/pkg/kube/templatesync"
+	"github.com/inplace-dev/inplace/pkg/kube/watcher"
 	"github.com/inplace-dev/inplace/pkg/poll"
 	"github.com/inplace-dev/inplace/pkg/reconfig"
 	"github.com/inplace-dev/inplace/pkg/signature"
-	"github.com/inplace-dev/inplace/pkg/watcher"
 )
 
 // sweepEvery is how often stale pre-pull pods are looked for.

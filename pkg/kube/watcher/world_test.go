@@ -21,7 +21,7 @@ import (
 	"github.com/inplace-dev/inplace/pkg/bus"
 	"github.com/inplace-dev/inplace/pkg/bus/bustest"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
-	"github.com/inplace-dev/inplace/pkg/watcher"
+	"github.com/inplace-dev/inplace/pkg/kube/watcher"
 	"github.com/inplace-dev/inplace/test/world"
 )
 
