@@ -27,10 +27,10 @@ import (
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/kube"
 	"github.com/inplace-dev/inplace/pkg/kube/guard"
+	"github.com/inplace-dev/inplace/pkg/kube/reconfig"
 	"github.com/inplace-dev/inplace/pkg/kube/templatesync"
 	"github.com/inplace-dev/inplace/pkg/kube/watcher"
 	"github.com/inplace-dev/inplace/pkg/poll"
-	"github.com/inplace-dev/inplace/pkg/reconfig"
 	"github.com/inplace-dev/inplace/pkg/signature"
 )
 
@@ -331,7 +331,7 @@ var _ watcher.Publisher = (*bus.Bus)(nil)
 
 // WatchConfigChanges adds the watcher of ConfigMaps (and Secrets, when
 // allowed) that publishes restart requests to pub for the workloads asking
-// for inplace.dev/restart-on-change (pkg/reconfig). It runs beside
+// for inplace.dev/restart-on-change (pkg/kube/reconfig). It runs beside
 // compute-spec, reading the workloads from its cache: on the bus pub is
 // compute-spec's link; in Knative mode, the Broker (K_SINK).
 func (a *App) WatchConfigChanges(ctx context.Context, pub reconfig.Publisher, log *slog.Logger) error {

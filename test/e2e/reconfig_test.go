@@ -10,7 +10,7 @@ import (
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
-	"github.com/inplace-dev/inplace/pkg/reconfig"
+	"github.com/inplace-dev/inplace/pkg/kube/reconfig"
 	"github.com/inplace-dev/inplace/test/world"
 )
 

@@ -11,7 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/pkg/reconfig"
+	"github.com/inplace-dev/inplace/pkg/kube/reconfig"
 	"github.com/inplace-dev/inplace/test/world"
 )
 

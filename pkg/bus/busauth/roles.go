@@ -57,7 +57,7 @@ func Roles() []Role {
 			events.UpgradeApprovalRequested, events.UpgradeApprovalExpired,
 			events.ContainerRestartSucceeded, events.ContainerRestartFailed,
 			events.ContainerResizeSucceeded, events.ContainerResizeFailed,
-			events.ContainerRestartRequested, // a ConfigMap or Secret changed (pkg/reconfig)
+			events.ContainerRestartRequested, // a ConfigMap or Secret changed (pkg/kube/reconfig)
 		}},
 		{Name: PrePull, Consumer: true, Rollouts: List, // watches them to pre-pull every node at once
 			Publishes: []string{events.ImagePrepulled, events.UpgradeFailed}},
