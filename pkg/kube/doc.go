@@ -5,5 +5,13 @@
 // repository, and resolution of a pod's owning workload (pod → ReplicaSet →
 // Deployment, StatefulSet, DaemonSet, or the bare pod).
 //
-// It reads; the functions write, each through its own least-privilege client.
+// It reads, with one exception: OptedIn patches the opted-in ConfigMap (the
+// admission policy's parameter) for compute-spec. Pods and workloads are
+// written by the functions, each through its own least-privilege client.
+//
+// This folder is also the Kubernetes I/O layer: kube and its sub-packages
+// (guard, templatesync, watcher, reconfig) read and write the cluster. They
+// import the pure core (pkg/core/...), the events contract and each other;
+// never pkg/bus, pkg/inputs, pkg/tools, pkg/config, functions or cmd.
+// pkg/layers_test.go keeps this true.
 package kube
