@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/inplace-dev/inplace/pkg/registry"
+	"github.com/inplace-dev/inplace/pkg/inputs/registry"
 )
 
 // Auth types.

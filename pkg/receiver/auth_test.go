@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inplace-dev/inplace/pkg/registry"
+	"github.com/inplace-dev/inplace/pkg/inputs/registry"
 )
 
 // credential sets a delivery's credentials: right, wrong, or none.

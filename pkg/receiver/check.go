@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/inplace-dev/inplace/pkg/registry"
+	"github.com/inplace-dev/inplace/pkg/inputs/registry"
 )
 
 // unauthorized is a 401. Msg is all the caller learns; Detail is logged.

@@ -8,7 +8,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/inplace-dev/inplace/pkg/registry"
+	"github.com/inplace-dev/inplace/pkg/inputs/registry"
 )
 
 // Config lists the webhook routes.

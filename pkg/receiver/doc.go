@@ -1,6 +1,6 @@
 // Package receiver is the HTTP front door of the chain: it serves
 // POST /hooks/<route>, authenticates each registry webhook delivery the way
-// its route says, parses it with pkg/registry and publishes one image.pushed
+// its route says, parses it with pkg/inputs/registry and publishes one image.pushed
 // event per push it reports.
 //
 // Routes come from a typed Config (LoadConfig reads YAML or JSON) that fails

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inplace-dev/inplace/pkg/registry"
+	"github.com/inplace-dev/inplace/pkg/inputs/registry"
 )
 
 // postFrom posts as the client at addr (host:port).

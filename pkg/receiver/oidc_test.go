@@ -11,7 +11,7 @@ import (
 
 	jose "github.com/go-jose/go-jose/v3"
 
-	"github.com/inplace-dev/inplace/pkg/registry"
+	"github.com/inplace-dev/inplace/pkg/inputs/registry"
 )
 
 // testIssuer is a local OpenID provider: discovery document and JWKS over

@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/inplace-dev/inplace/pkg/registry"
+	"github.com/inplace-dev/inplace/pkg/inputs/registry"
 )
 
 // TestReplayedDeliveryIsRefused: a captured, correctly signed GitHub

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/pkg/registry"
+	"github.com/inplace-dev/inplace/pkg/inputs/registry"
 )
 
 // Delivery results, the metric's "result" label.

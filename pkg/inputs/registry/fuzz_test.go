@@ -14,7 +14,7 @@ import (
 
 // Each parser has its own fuzz target, seeded with its golden payloads:
 //
-//	go test -run='^$' -fuzz=FuzzParseHarbor -fuzztime=45s ./pkg/registry
+//	go test -run='^$' -fuzz=FuzzParseHarbor -fuzztime=45s ./pkg/inputs/registry
 //
 // Inputs that failed are kept under testdata/fuzz/<target> and run with
 // every go test.
