@@ -16,8 +16,8 @@ import (
 
 	"github.com/inplace-dev/inplace/pkg/app"
 	"github.com/inplace-dev/inplace/pkg/bus/brokerauth"
+	"github.com/inplace-dev/inplace/pkg/inputs/receiver"
 	"github.com/inplace-dev/inplace/pkg/kube"
-	"github.com/inplace-dev/inplace/pkg/receiver"
 )
 
 // Serve is what the image runs in a Knative Service (`inplace function`):

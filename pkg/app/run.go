@@ -20,7 +20,7 @@ import (
 	"github.com/inplace-dev/inplace/pkg/bus/metrics"
 	"github.com/inplace-dev/inplace/pkg/bus/runner"
 	"github.com/inplace-dev/inplace/pkg/config"
-	"github.com/inplace-dev/inplace/pkg/receiver"
+	"github.com/inplace-dev/inplace/pkg/inputs/receiver"
 )
 
 // Running is a started `inplace run`.

@@ -17,7 +17,7 @@ import (
 
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
-	"github.com/inplace-dev/inplace/pkg/receiver"
+	"github.com/inplace-dev/inplace/pkg/inputs/receiver"
 )
 
 // SinkPublisher sends events to a Knative sink (K_SINK: usually a Broker's

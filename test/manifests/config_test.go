@@ -14,7 +14,7 @@ import (
 
 	"github.com/inplace-dev/inplace/pkg/bus/busauth"
 	"github.com/inplace-dev/inplace/pkg/config"
-	"github.com/inplace-dev/inplace/pkg/receiver"
+	"github.com/inplace-dev/inplace/pkg/inputs/receiver"
 )
 
 // configMap finds and converts a ConfigMap of an overlay.

@@ -1,7 +1,7 @@
 // Package registry turns a registry's webhook delivery into the pushes it
 // reports, as events.ImagePushedData, one parser per payload format.
 //
-// It sits at the very start of the chain: the receiver (pkg/receiver)
+// It sits at the very start of the chain: the receiver (pkg/inputs/receiver)
 // authenticates an HTTP delivery, hands its headers and body to Parse, and
 // publishes one image.pushed event per push returned. A delivery that is
 // genuine but reports no push (a pull, a delete, a scan, a test ping, the

@@ -8,7 +8,7 @@ import (
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/inplace-dev/inplace/pkg/receiver"
+	"github.com/inplace-dev/inplace/pkg/inputs/receiver"
 )
 
 type logPublisher struct{ log *slog.Logger }
