@@ -9,7 +9,7 @@ import (
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
-	"github.com/inplace-dev/inplace/pkg/poll"
+	"github.com/inplace-dev/inplace/pkg/inputs/poll"
 )
 
 // ImageDater reads when an image was made, as its registry says, with the

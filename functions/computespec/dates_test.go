@@ -12,7 +12,7 @@ import (
 	"github.com/inplace-dev/inplace/functions/computespec"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
-	"github.com/inplace-dev/inplace/pkg/poll"
+	"github.com/inplace-dev/inplace/pkg/inputs/poll"
 	"github.com/inplace-dev/inplace/test/registry"
 )
 

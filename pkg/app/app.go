@@ -19,9 +19,9 @@ import (
 	"github.com/inplace-dev/inplace/pkg/bus/busauth"
 	"github.com/inplace-dev/inplace/pkg/bus/runner"
 	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/inputs/poll"
 	"github.com/inplace-dev/inplace/pkg/inputs/receiver"
 	"github.com/inplace-dev/inplace/pkg/kube"
-	"github.com/inplace-dev/inplace/pkg/poll"
 )
 
 // App is an assembled process.

@@ -92,7 +92,7 @@ const (
 
 // AllFunctions are the functions of the chain, in order.
 // The poller is a source beside the receiver: it asks registries for the
-// tags opted-in workloads could move to (pkg/poll).
+// tags opted-in workloads could move to (pkg/inputs/poll).
 var AllFunctions = []string{"receiver", "poller", "compute-spec", "pre-pull", "patch-pod", "verify"}
 
 // env is the variable a flag may come from: --nats-url ↔ INPLACE_NATS_URL.

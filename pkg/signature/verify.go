@@ -21,7 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/pkg/poll"
+	"github.com/inplace-dev/inplace/pkg/inputs/poll"
 )
 
 // SignPredicate is the in-toto predicate type of a cosign image signature.

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/inputs/poll"
 	"github.com/inplace-dev/inplace/pkg/inputs/registry"
-	"github.com/inplace-dev/inplace/pkg/poll"
 	testregistry "github.com/inplace-dev/inplace/test/registry"
 	"github.com/inplace-dev/inplace/test/world"
 )

@@ -10,7 +10,7 @@ const (
 	Verify      = "verify"
 	Receiver    = "receiver"
 	PodWatcher  = "pod-watcher"
-	// Poller announces what registries say, like the receiver (pkg/poll).
+	// Poller announces what registries say, like the receiver (pkg/inputs/poll).
 	Poller = "poller"
 	// Approver decides on rollouts awaiting approval (`inplace approve`,
 	// `inplace reject`): it may publish upgrade.approved and

@@ -23,8 +23,8 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/core/imageref"
 	"github.com/inplace-dev/inplace/pkg/core/policy"
+	"github.com/inplace-dev/inplace/pkg/inputs/poll"
 	"github.com/inplace-dev/inplace/pkg/inputs/registry"
-	"github.com/inplace-dev/inplace/pkg/poll"
 	testregistry "github.com/inplace-dev/inplace/test/registry"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/inplace-dev/inplace/pkg/poll"
+	"github.com/inplace-dev/inplace/pkg/inputs/poll"
 	testregistry "github.com/inplace-dev/inplace/test/registry"
 )
 
