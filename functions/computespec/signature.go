@@ -12,7 +12,7 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
-	"github.com/inplace-dev/inplace/pkg/signature"
+	"github.com/inplace-dev/inplace/pkg/inputs/signature"
 )
 
 // SignatureVerifier checks a pushed digest against a workload's signature

@@ -26,12 +26,12 @@ import (
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/inputs/poll"
+	"github.com/inplace-dev/inplace/pkg/inputs/signature"
 	"github.com/inplace-dev/inplace/pkg/kube"
 	"github.com/inplace-dev/inplace/pkg/kube/guard"
 	"github.com/inplace-dev/inplace/pkg/kube/reconfig"
 	"github.com/inplace-dev/inplace/pkg/kube/templatesync"
 	"github.com/inplace-dev/inplace/pkg/kube/watcher"
-	"github.com/inplace-dev/inplace/pkg/signature"
 )
 
 // sweepEvery is how often stale pre-pull pods are looked for.

@@ -7,7 +7,7 @@ import (
 	"knative.dev/pkg/configmap"
 
 	"github.com/inplace-dev/inplace/pkg/core/policy"
-	"github.com/inplace-dev/inplace/pkg/signature"
+	"github.com/inplace-dev/inplace/pkg/inputs/signature"
 )
 
 // ConfigMapName is the ConfigMap holding the Defaults.

@@ -13,8 +13,8 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/functions/computespec"
 	"github.com/inplace-dev/inplace/pkg/config"
-	"github.com/inplace-dev/inplace/pkg/signature"
-	"github.com/inplace-dev/inplace/pkg/signature/signtest"
+	"github.com/inplace-dev/inplace/pkg/inputs/signature"
+	"github.com/inplace-dev/inplace/pkg/inputs/signature/signtest"
 	"github.com/inplace-dev/inplace/test/world"
 )
 

@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/pkg/signature"
-	"github.com/inplace-dev/inplace/pkg/signature/signtest"
+	"github.com/inplace-dev/inplace/pkg/inputs/signature"
+	"github.com/inplace-dev/inplace/pkg/inputs/signature/signtest"
 	testregistry "github.com/inplace-dev/inplace/test/registry"
 )
 

@@ -35,7 +35,7 @@ import (
 	"github.com/sigstore/sigstore-go/pkg/sign"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/inplace-dev/inplace/pkg/signature"
+	"github.com/inplace-dev/inplace/pkg/inputs/signature"
 )
 
 // Key is a signing key pair generated for a test.
