@@ -25,6 +25,7 @@ import (
 	"github.com/inplace-dev/inplace/pkg/bus/runner"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
+	"github.com/inplace-dev/inplace/pkg/inputs/keychain"
 	"github.com/inplace-dev/inplace/pkg/inputs/poll"
 	"github.com/inplace-dev/inplace/pkg/inputs/signature"
 	"github.com/inplace-dev/inplace/pkg/kube"
@@ -103,8 +104,8 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 		rec := recorder(computespec.Name)
 		syncer := &templatesync.Syncer{Client: d.Kube, Recorder: rec, Log: d.Log.With("function", computespec.Name)}
 		cd := computespec.Deps{Cache: d.Cache, Store: d.Store, Defaults: d.Defaults,
-			Signatures: &signature.Verifier{Secrets: poll.ClientSecrets{Client: d.Kube}},
-			Dates:      &poll.Dater{Secrets: poll.ClientSecrets{Client: d.Kube}},
+			Signatures: &signature.Verifier{Secrets: keychain.ClientSecrets{Client: d.Kube}},
+			Dates:      &poll.Dater{Secrets: keychain.ClientSecrets{Client: d.Kube}},
 			Syncer:     syncer, Recorder: rec, OptIn: d.OptIn, Log: d.Log.With("function", computespec.Name), Decoded: decoded}
 		cd.Fresh = kube.Live{Client: d.Kube}
 		if d.Reader != nil {
@@ -277,7 +278,7 @@ func (a *App) buildFunctions(ctx context.Context, p *config.Process, l *links, l
 func (a *App) poller(pub watcher.Publisher, log *slog.Logger) *poll.Poller {
 	return poll.New(poll.Deps{
 		Watches: func() ([]poll.Watch, error) { return poll.FromCluster(a.Cache, a.Defaults.Load().Policy) },
-		Secrets: poll.ClientSecrets{Client: a.Kube}, Publish: pub.Publish, Log: log.With("function", poll.Name),
+		Secrets: keychain.ClientSecrets{Client: a.Kube}, Publish: pub.Publish, Log: log.With("function", poll.Name),
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	"github.com/inplace-dev/inplace/pkg/inputs/keychain"
 )
 
 // ErrNoImage marks a digest its registry does not have.
@@ -26,7 +27,7 @@ const createdAnnotation = "org.opencontainers.image.created"
 // dates with it a push that carries no time before its never-backwards
 // check.
 type Dater struct {
-	Secrets SecretGetter
+	Secrets keychain.SecretGetter
 	// Transport reaches the registries; default http.DefaultTransport.
 	Transport http.RoundTripper
 }
@@ -39,7 +40,7 @@ func (d *Dater) Created(ctx context.Context, image string, pullSecrets []string)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("date %s: %w", image, err)
 	}
-	kc, err := Keychain(ctx, d.Secrets, pullSecrets)
+	kc, err := keychain.FromSecrets(ctx, d.Secrets, pullSecrets)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("date %s: %w", image, err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/core/imageref"
 	"github.com/inplace-dev/inplace/pkg/core/policy"
+	"github.com/inplace-dev/inplace/pkg/inputs/keychain"
 	"github.com/inplace-dev/inplace/pkg/inputs/poll"
 	"github.com/inplace-dev/inplace/pkg/inputs/registry"
 	testregistry "github.com/inplace-dev/inplace/test/registry"
@@ -90,7 +91,7 @@ func newWorld(t *testing.T) *world {
 	return &world{t: t, reg: reg, now: time.Unix(1_700_000_000, 0)}
 }
 
-func (w *world) poller(watches []poll.Watch, secrets poll.SecretGetter) *poll.Poller {
+func (w *world) poller(watches []poll.Watch, secrets keychain.SecretGetter) *poll.Poller {
 	return poll.New(poll.Deps{
 		Watches: func() ([]poll.Watch, error) { return watches, nil },
 		Secrets: secrets,

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/inputs/keychain"
 )
 
 // Name is the poller's name in --functions and its events' source.
@@ -29,7 +30,7 @@ type Deps struct {
 	// them now.
 	Watches func() ([]Watch, error)
 	// Secrets reads pull secrets.
-	Secrets SecretGetter
+	Secrets keychain.SecretGetter
 	// Publish puts an image.pushed on the bus.
 	Publish func(ctx context.Context, e cloudevents.Event) error
 	// Transport reaches the registries; default http.DefaultTransport.
@@ -182,7 +183,7 @@ func (p *Poller) poll(ctx context.Context, st *subState) time.Duration {
 
 func (p *Poller) ask(ctx context.Context, st *subState) error {
 	s := st.sub
-	kc, err := Keychain(ctx, p.d.Secrets, s.Secrets)
+	kc, err := keychain.FromSecrets(ctx, p.d.Secrets, s.Secrets)
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/pkg/inputs/poll"
+	"github.com/inplace-dev/inplace/pkg/inputs/keychain"
 )
 
 // SignPredicate is the in-toto predicate type of a cosign image signature.
@@ -84,7 +84,7 @@ func (v *Verifier) Verify(ctx context.Context, r Request) (string, error) {
 	if tr == nil {
 		tr = http.DefaultTransport
 	}
-	kc, err := poll.Keychain(ctx, v.Secrets, r.PullSecrets)
+	kc, err := keychain.FromSecrets(ctx, v.Secrets, r.PullSecrets)
 	if err != nil {
 		return "", err
 	}

@@ -1,4 +1,4 @@
-package poll
+package keychain
 
 import (
 	"bytes"
@@ -27,12 +27,12 @@ func (c ClientSecrets) Get(ctx context.Context, namespace, name string) (*corev1
 	return c.Client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 }
 
-// Keychain reads the docker credentials of pull secrets
+// FromSecrets reads the docker credentials of pull secrets
 // (kubernetes.io/dockerconfigjson or the older kubernetes.io/dockercfg),
 // as the kubelet would for the pods that name them. Credential helpers and
 // stores a secret may name are never run: only the credentials written in
 // it are used.
-func Keychain(ctx context.Context, secrets SecretGetter, refs []string) (authn.Keychain, error) {
+func FromSecrets(ctx context.Context, secrets SecretGetter, refs []string) (authn.Keychain, error) {
 	var kc keychain
 	for _, ref := range refs {
 		ns, name, ok := strings.Cut(ref, "/")
