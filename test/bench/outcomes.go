@@ -14,7 +14,7 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/bus"
 	"github.com/inplace-dev/inplace/pkg/bus/busauth"
-	"github.com/inplace-dev/inplace/pkg/history"
+	"github.com/inplace-dev/inplace/pkg/tools/history"
 )
 
 // outcome is a rollout's end as the bus announced it.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/pkg/history"
+	"github.com/inplace-dev/inplace/pkg/tools/history"
 )
 
 // quiet are the pod watcher's events, too many to show line by line.

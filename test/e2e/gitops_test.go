@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/pkg/history"
+	"github.com/inplace-dev/inplace/pkg/tools/history"
 )
 
 // A Deployment that Argo CD manages: every pod is upgraded in place, the

@@ -12,7 +12,7 @@ import (
 	"github.com/inplace-dev/inplace/cmd/inplace/cli"
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
-	"github.com/inplace-dev/inplace/pkg/history"
+	"github.com/inplace-dev/inplace/pkg/tools/history"
 )
 
 // inplace runs the real inplace command with args and returns its output.

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
-	"github.com/inplace-dev/inplace/pkg/history"
+	"github.com/inplace-dev/inplace/pkg/tools/history"
 	"github.com/inplace-dev/inplace/test/registry"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/bus/bustest"
-	"github.com/inplace-dev/inplace/pkg/history"
+	"github.com/inplace-dev/inplace/pkg/tools/history"
 )
 
 // exported parses export output into records.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
-	"github.com/inplace-dev/inplace/pkg/history"
+	"github.com/inplace-dev/inplace/pkg/tools/history"
 )
 
 func putRollout(t *testing.T, w *toolWorld, name string, phase rollout.Phase, updated time.Time, states ...rollout.PodState) {

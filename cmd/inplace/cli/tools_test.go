@@ -15,7 +15,7 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/bus"
 	"github.com/inplace-dev/inplace/pkg/bus/bustest"
-	"github.com/inplace-dev/inplace/pkg/history/historytest"
+	"github.com/inplace-dev/inplace/pkg/tools/history/historytest"
 )
 
 // toolWorld is a real in-process NATS with the stream set up as `inplace

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/pkg/history"
-	"github.com/inplace-dev/inplace/pkg/history/historytest"
+	"github.com/inplace-dev/inplace/pkg/tools/history"
+	"github.com/inplace-dev/inplace/pkg/tools/history/historytest"
 )
 
 // A finished rollout, traced out of a stream that also holds another

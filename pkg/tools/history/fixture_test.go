@@ -9,7 +9,7 @@ import (
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/pkg/history/historytest"
+	"github.com/inplace-dev/inplace/pkg/tools/history/historytest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")

@@ -7,8 +7,8 @@ import (
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/bus/bustest"
-	"github.com/inplace-dev/inplace/pkg/history"
-	"github.com/inplace-dev/inplace/pkg/history/historytest"
+	"github.com/inplace-dev/inplace/pkg/tools/history"
+	"github.com/inplace-dev/inplace/pkg/tools/history/historytest"
 )
 
 // BenchmarkTrace measures tracing one upgrade out of a stream holding

@@ -15,8 +15,8 @@ import (
 	"github.com/inplace-dev/inplace/pkg/bus"
 	"github.com/inplace-dev/inplace/pkg/bus/bustest"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
-	"github.com/inplace-dev/inplace/pkg/history"
-	"github.com/inplace-dev/inplace/pkg/history/historytest"
+	"github.com/inplace-dev/inplace/pkg/tools/history"
+	"github.com/inplace-dev/inplace/pkg/tools/history/historytest"
 )
 
 func rolloutOf(t *testing.T) historytest.Rollout {
