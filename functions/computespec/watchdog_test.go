@@ -18,7 +18,7 @@ import (
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/kube"
-	"github.com/inplace-dev/inplace/pkg/replay"
+	"github.com/inplace-dev/inplace/pkg/tools/replay"
 )
 
 // fakeCluster is compute-spec's view of one Deployment's pods, as a test

@@ -10,7 +10,7 @@ import (
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/functions/computespec"
-	"github.com/inplace-dev/inplace/pkg/replay"
+	"github.com/inplace-dev/inplace/pkg/tools/replay"
 )
 
 // TestStalePushesNeverGoBack is attack 3 of issue 13, for every policy

@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/pkg/replay"
+	"github.com/inplace-dev/inplace/pkg/tools/replay"
 )
 
 // Feeding every event of a finished rollout through the chain again (as a

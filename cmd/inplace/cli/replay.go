@@ -14,8 +14,8 @@ import (
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/app"
-	"github.com/inplace-dev/inplace/pkg/replay"
 	"github.com/inplace-dev/inplace/pkg/tools/history"
+	"github.com/inplace-dev/inplace/pkg/tools/replay"
 )
 
 type replayFlags struct {

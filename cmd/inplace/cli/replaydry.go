@@ -16,7 +16,7 @@ import (
 	"github.com/inplace-dev/inplace/pkg/bus"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/kube"
-	"github.com/inplace-dev/inplace/pkg/replay"
+	"github.com/inplace-dev/inplace/pkg/tools/replay"
 )
 
 // dryRunReplay runs the events through functions built here on a dry-run client.
