@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	fce "knative.dev/func-go/cloudevents"
 
-	"github.com/inplace-dev/inplace/pkg/app"
+	"github.com/inplace-dev/inplace/cmd/inplace/app"
 	"github.com/inplace-dev/inplace/pkg/bus/brokerauth"
 	"github.com/inplace-dev/inplace/pkg/inputs/receiver"
 	"github.com/inplace-dev/inplace/pkg/kube"

@@ -14,7 +14,7 @@ import (
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	"github.com/spf13/pflag"
 
-	"github.com/inplace-dev/inplace/pkg/app"
+	"github.com/inplace-dev/inplace/cmd/inplace/app"
 	"github.com/inplace-dev/inplace/pkg/bus"
 	"github.com/inplace-dev/inplace/pkg/bus/runner"
 	"github.com/inplace-dev/inplace/pkg/config"

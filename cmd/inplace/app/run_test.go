@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inplace-dev/inplace/pkg/app"
+	"github.com/inplace-dev/inplace/cmd/inplace/app"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/spf13/pflag"
 )
