@@ -193,6 +193,12 @@ func (f *Function) start(ctx context.Context, e cloudevents.Event, plan events.P
 	pods []corev1.Pod, cfg config.Defaults) ([]cloudevents.Event, error) {
 	name, ok := freeSlot(pods, plan.Pod.Node, cfg.PrepullPerNode)
 	if !ok {
+		switch n, err := f.reclaim(ctx, pods, cfg); {
+		case err != nil:
+			return nil, err
+		case n > 0:
+			return nil, settle.NotYet(f.d.Recheck, "node %s: %d ended pre-pulls give their slots back", plan.Pod.Node, n)
+		}
 		if !plan.PlannedAt.IsZero() && f.d.Clock.Since(plan.PlannedAt) > cfg.PrepullTimeout {
 			return f.prepulled(e, plan, 0, SkipBusy)
 		}

@@ -93,7 +93,8 @@ func withImages(pods []corev1.Pod, key string) *corev1.Pod {
 
 // freeSlot returns the name of a slot on node no pod holds, if any of the
 // first n is free. A pod holds its slot until it is gone, terminating or
-// not, so at most n pre-pull pods ever exist on a node.
+// not, so at most n pre-pull pods ever exist on a node; a pod whose pull
+// ended gives its slot back when a plan needs one (reclaim).
 func freeSlot(pods []corev1.Pod, node string, n int) (string, bool) {
 	held := map[string]bool{}
 	for _, p := range pods {
@@ -105,4 +106,69 @@ func freeSlot(pods []corev1.Pod, node string, n int) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// ended are the pods of pods whose pull is over (pulled, failed, or
+// pending past timeout) for longer than grace, and that nobody deletes
+// yet: they hold a slot and pull nothing. A plan following its pod ends it
+// within moments of the pull's end (the watch wakes it, or its next look
+// within Recheck); a pod left ended longer has lost its follower (a pull
+// started ahead for a rollout a newer push superseded, a plan whose
+// process stopped).
+func ended(pods []corev1.Pod, timeout, grace time.Duration, now time.Time) []*corev1.Pod {
+	var out []*corev1.Pod
+	for i := range pods {
+		p := &pods[i]
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		since := createdAt(p).Add(timeout)
+		if v, _ := evaluate(p); v != pending {
+			since = endedAt(p)
+		}
+		if now.Sub(since) > grace {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// endedAt is when p's pull was seen to end: the latest start or finish of
+// its containers, or (a failed pull, which the kubelet stamps nowhere) its
+// creation.
+func endedAt(p *corev1.Pod) time.Time {
+	at := createdAt(p)
+	for _, cs := range p.Status.ContainerStatuses {
+		switch {
+		case cs.State.Terminated != nil && cs.State.Terminated.FinishedAt.After(at):
+			at = cs.State.Terminated.FinishedAt.Time
+		case cs.State.Running != nil && cs.State.Running.StartedAt.After(at):
+			at = cs.State.Running.StartedAt.Time
+		}
+	}
+	return at
+}
+
+// followGrace is how long a pod whose pull ended is left to the plan
+// following it before reclaim takes its slot: several of that plan's
+// looks.
+func (f *Function) followGrace() time.Duration { return max(2*f.d.Recheck, 10*time.Second) }
+
+// reclaim deletes the pods of a full node whose pull ended and that no
+// plan followed (ended), so a plan waiting for a slot gets one at their
+// deletion (the watch wakes it) instead of at the sweep; a pull seen done
+// is remembered (pulledOn), so a later plan of its images does not pull
+// again. It returns how many it ended.
+func (f *Function) reclaim(ctx context.Context, pods []corev1.Pod, cfg config.Defaults) (int, error) {
+	done := ended(pods, cfg.PrepullTimeout, f.followGrace(), f.d.Clock.Now())
+	for _, p := range done {
+		if v, _ := evaluate(p); v == pulled {
+			f.pulled.Set(pulledKey(p.Spec.NodeName, p.Labels[LabelImages]), true, pulledFor)
+		}
+		if err := f.delete(ctx, p); err != nil {
+			return 0, err
+		}
+		f.d.Log.Info("reclaimed the slot of an ended pre-pull pod", "pod", p.Name, "node", p.Spec.NodeName)
+	}
+	return len(done), nil
 }

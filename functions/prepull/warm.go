@@ -33,6 +33,9 @@ func (f *Function) Warm(ctx context.Context, key string, rev uint64, raw []byte)
 		f.tidy(ctx, cfg, r.UpgradeID)
 		return
 	}
+	if r.Superseded != "" {
+		f.tidy(ctx, cfg, r.Superseded)
+	}
 	for node, w := range waiting(r) {
 		pods, err := f.ours(ctx, cfg, node)
 		if err != nil {

@@ -157,7 +157,7 @@ func (e *env) waitAllOn(app string, n int, digest string, within time.Duration) 
 		return true, nil
 	})
 	if err != nil {
-		e.t.Fatalf("%v\npods: %+v", err, e.pods(app))
+		e.t.Fatalf("%v\npods: %+v\n%s", err, e.pods(app), e.dump(app))
 	}
 }
 
