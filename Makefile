@@ -7,7 +7,7 @@
 GO        ?= go
 TEST_FLAGS ?= -timeout 60m
 
-.PHONY: all build bin bin-knative test test-hollow test-unit lint fmt docs demo demo-knative bench bench-bus render clean FORCE
+.PHONY: all build bin bin-knative image test test-hollow test-unit lint fmt docs demo demo-knative bench bench-bus render clean FORCE
 
 all: build
 
@@ -15,6 +15,18 @@ build: bin/inplace
 
 bin/inplace: FORCE
 	$(GO) build -trimpath -o $@ ./cmd/inplace
+
+# The images, built without Docker by cmd/inplace-image (go-containerregistry):
+# inplace and the nats-server of config/nats, for PLATFORMS, on a base made in
+# the build, pushed as $(REGISTRY)/inplace:$(VERSION) and
+# $(REGISTRY)/nats-server:<the version go.mod requires>. It prints the
+# kustomize images: entries that point config/ at them (docs/install.md).
+#   make image REGISTRY=127.0.0.1:5000/inplace
+REGISTRY  ?=
+VERSION   ?=
+PLATFORMS ?= linux/amd64,linux/arm64
+image:
+	$(GO) run ./cmd/inplace-image -registry "$(REGISTRY)" -version "$(VERSION)" -platforms "$(PLATFORMS)"
 
 # The real Kubernetes binaries of the test world (etcd, kube-apiserver,
 # kube-controller-manager, kube-scheduler, the hollow node running the
