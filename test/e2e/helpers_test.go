@@ -20,11 +20,17 @@ import (
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/core/imageref"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
+	"github.com/inplace-dev/inplace/test/kubelet"
 	"github.com/inplace-dev/inplace/test/stack"
 	"github.com/inplace-dev/inplace/test/world"
 )
 
-func TestMain(m *testing.M) { world.Main(m, world.Options{}) }
+// TestMain runs the suite on 3 nodes whatever runs them (real nodes
+// default to 2): the tests' node counts, and the Events kubectl shows in
+// docs/workloads.md (a DaemonSet's pods), are those of 3 nodes.
+func TestMain(m *testing.M) {
+	world.Main(m, world.Options{KubeletOptions: kubelet.Options{Nodes: 3}})
+}
 
 // env is one test: the shared world, a namespace, and inplace running on it.
 type env struct {

@@ -162,8 +162,9 @@ func TestRestartMinStarted(t *testing.T) {
 // request (nothing to roll back: the bytes are the same).
 func TestRestartCrashFails(t *testing.T) {
 	e := newEnv(t)
-	if e.w.Mode == world.NodesHollow {
-		t.Skip("the fault (a container that crashes when started again) is injected through the simulated kubelet only")
+	if e.w.Mode != world.NodesSimulated {
+		t.Skipf("%s nodes: the fault (a container that crashes when started again from the same image) is injected "+
+			"through the simulated kubelet only", e.w.Mode)
 	}
 	e.deployTwo("crash", 1, false, nil)
 	pod := e.onlyPod("crash")
