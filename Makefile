@@ -7,7 +7,7 @@
 GO        ?= go
 TEST_FLAGS ?= -timeout 60m
 
-.PHONY: all build bin bin-knative image test test-hollow test-unit lint fmt docs demo demo-knative bench bench-bus render clean FORCE
+.PHONY: all build bin bin-knative image test test-hollow test-real test-unit lint fmt docs demo demo-knative bench bench-bus render clean FORCE
 
 all: build
 
@@ -55,6 +55,15 @@ test: bin bin-knative
 # does the same for any test, benchmark or the demo).
 test-hollow: bin
 	INPLACE_NODES=hollow $(GO) test $(TEST_FLAGS) ./test/e2e/
+
+# The end-to-end suite on real nodes: the real kubelet over containerd and
+# runc, kube-proxy and CoreDNS (test/realnode), the tests' images real
+# programs; a test that cannot run there skips saying why. Needs root and
+# the packages `make bin` installs; without them every test skips naming
+# what is missing. REAL_RUN, a go test -run pattern, runs a subset.
+REAL_RUN ?=
+test-real: bin
+	INPLACE_NODES=real $(GO) test $(TEST_FLAGS) $(if $(REAL_RUN),-run '$(REAL_RUN)') ./test/e2e/
 
 # The fault suite at length (`make test` runs each fault once on 4 pods):
 # SIGKILLs of inplace run, nats-server restarts, stream leader losses, API
