@@ -35,6 +35,9 @@ type part struct {
 	project *project
 	out     *outcomes
 	fences  int
+	// shape are the images of the realistic pod's other containers (real
+	// nodes only).
+	shape podShape
 }
 
 // maxUnavailableGate enables maxUnavailable for StatefulSets (beta and off
@@ -54,7 +57,7 @@ func startPart(ctx context.Context, o options, prof profile, nodes, podsPerNode 
 		return nil, err
 	}
 	t := prof.Timings
-	wo := world.Options{Logger: log,
+	wo := world.Options{Logger: log, Nodes: prof.Nodes,
 		ClusterOptions: cluster.Options{APIServerFlags: append(flags, maxUnavailableGate), ControllerManagerFlags: []string{maxUnavailableGate}},
 		KubeletOptions: kubelet.Options{Nodes: nodes, Timings: &t,
 			Capacity: map[string]resource.Quantity{"pods": *resource.NewQuantity(int64(podsPerNode), resource.DecimalSI)}},
@@ -125,6 +128,11 @@ func (p *part) meter() cpuMeter {
 	}
 	if p.w.Hollow != nil {
 		for _, pid := range p.w.Hollow.Pids() {
+			m["nodes"] = append(m["nodes"], pid)
+		}
+	}
+	if p.w.Real != nil {
+		for _, pid := range p.w.Real.Pids() {
 			m["nodes"] = append(m["nodes"], pid)
 		}
 	}

@@ -27,21 +27,24 @@ type options struct {
 	replicas       []int
 	latencySamples int
 	memoryPods     []int
+	realPods       int
 	bin            string // the inplace binary, built at start
 }
 
 // allParts are what the benchmark can run.
-const allParts = "rollouts,scale,latency,memory"
+const allParts = "rollouts,real,scale,latency,memory"
 
 // sizes are the defaults of the size flags.
-type sizes struct{ deployPods, stsPods, scalePods, replicas, latencySamples, memoryPods string }
+type sizes struct {
+	deployPods, stsPods, scalePods, replicas, latencySamples, memoryPods, realPods string
+}
 
 var (
 	// defaults are the sizes issue 15 asks for.
-	defaults = sizes{deployPods: "12", stsPods: "4", scalePods: "1000", replicas: "1,3", latencySamples: "20", memoryPods: "1000,10000"}
+	defaults = sizes{deployPods: "12", stsPods: "4", scalePods: "1000", replicas: "1,3", latencySamples: "20", memoryPods: "1000,10000", realPods: "4"}
 	// quickDefaults (BENCH_QUICK=1) are small enough to try a change in a
 	// few minutes; their figures are not the issue's.
-	quickDefaults = sizes{deployPods: "4", stsPods: "2", scalePods: "100", replicas: "1", latencySamples: "5", memoryPods: "1000"}
+	quickDefaults = sizes{deployPods: "4", stsPods: "2", scalePods: "100", replicas: "1", latencySamples: "5", memoryPods: "1000", realPods: "4"}
 )
 
 // quick reports BENCH_QUICK (or INPLACE_BENCH_QUICK) set to a true value.
@@ -74,6 +77,7 @@ func parseOptions(args []string) (options, error) {
 	scale := fs.String("scale-pods", env("scale-pods", d.scalePods), "pods of the scale run (env INPLACE_BENCH_SCALE_PODS)")
 	replicas := fs.String("replicas", env("replicas", d.replicas), "replicas per function in the scale runs (env INPLACE_BENCH_REPLICAS)")
 	samples := fs.String("latency-samples", env("latency-samples", d.latencySamples), "webhook → first patch samples (env INPLACE_BENCH_LATENCY_SAMPLES)")
+	realPods := fs.String("real-pods", env("real-pods", d.realPods), "pods of each real-node scenario (env INPLACE_BENCH_REAL_PODS)")
 	memory := fs.String("memory-pods", env("memory-pods", d.memoryPods), "pod counts at which to read the memory of inplace run (env INPLACE_BENCH_MEMORY_PODS)")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
@@ -93,7 +97,7 @@ func parseOptions(args []string) (options, error) {
 		name, v string
 		dst     *int
 	}{{"-deploy-pods", *deploy, &o.deployPods}, {"-sts-pods", *sts, &o.stsPods}, {"-scale-pods", *scale, &o.scalePods},
-		{"-latency-samples", *samples, &o.latencySamples}} {
+		{"-latency-samples", *samples, &o.latencySamples}, {"-real-pods", *realPods, &o.realPods}} {
 		if *f.dst, err = strconv.Atoi(f.v); err != nil || *f.dst <= 0 {
 			return o, fmt.Errorf("%s: %q is not a positive number", f.name, f.v)
 		}
@@ -159,6 +163,7 @@ func run(ctx context.Context, o options, log *slog.Logger) (*report, error) {
 		Started: time.Now(), Machine: describeMachine(), Nodes: string(mode), Sources: sources}
 	defer func() {
 		rep.Machine.LoadEnd, rep.Minutes = loadAverage(), time.Since(rep.Started).Minutes()
+		rep.realLast()
 		rep.Targets = rep.targets()
 	}()
 	tmp, err := os.MkdirTemp("", "inplace-bench-bin-")
@@ -170,7 +175,13 @@ func run(ctx context.Context, o options, log *slog.Logger) (*report, error) {
 	if o.bin, err = buildProject(ctx, ".", tmp); err != nil {
 		return rep, err
 	}
-	if o.parts["rollouts"] {
+	// The real nodes first: what they cost shows early in the log.
+	if o.parts["real"] {
+		if err := runReal(ctx, o, rep, log); err != nil {
+			rep.Errors = append(rep.Errors, "real: "+err.Error())
+		}
+	}
+	if ctx.Err() == nil && o.parts["rollouts"] {
 		if err := runRollouts(ctx, o, rep, log); err != nil {
 			rep.Errors = append(rep.Errors, "rollouts: "+err.Error())
 		}
@@ -187,7 +198,8 @@ func run(ctx context.Context, o options, log *slog.Logger) (*report, error) {
 // realistic profile, then measures them one after the other.
 func runRollouts(ctx context.Context, o options, rep *report, log *slog.Logger) error {
 	prof := realistic()
-	rep.Profiles, rep.Scenarios = append(rep.Profiles, prof), scenarios(o)
+	scs := scenarios(o)
+	rep.Profiles, rep.Scenarios = append(rep.Profiles, prof), append(rep.Scenarios, scs...)
 	log.Info("starting the world", "profile", prof.Name)
 	p, err := startPart(ctx, o, prof, 3, 110, log)
 	if err != nil {
@@ -197,8 +209,14 @@ func runRollouts(ctx context.Context, o options, rep *report, log *slog.Logger) 
 	if err := p.runProject(ctx, filepath.Join(p.dir, "project"), 1); err != nil {
 		return err
 	}
+	return p.runScenarios(ctx, rep, scs, log)
+}
+
+// runScenarios prepares every run of the scenarios, waits until all are
+// Ready, then measures them one after the other.
+func (p *part) runScenarios(ctx context.Context, rep *report, scs []scenario, log *slog.Logger) error {
 	var runs []*prepared
-	for _, sc := range rep.Scenarios {
+	for _, sc := range scs {
 		for i, k := range sc.kinds() {
 			log.Info("preparing", "scenario", sc.Name, "run", k)
 			r, err := p.prepare(ctx, sc, k, i)

@@ -67,8 +67,14 @@ func (r *report) markdownRollouts(out io.Writer) {
 	if len(r.Rollouts) == 0 {
 		return
 	}
-	fmt.Fprintln(out, "| scenario | run | pods | max-unavailable | time | vs native | writes/pod: inplace | kubelet | scheduler | controllers | events |")
-	fmt.Fprintln(out, "|---|---|---|---|---|---|---|---|---|---|---|")
+	switch {
+	case r.RealNodes != "":
+		fmt.Fprintf(out, "real-*: %s; failed requests: the traffic probe (a pod, 50 requests/s to the Service by its DNS name, through kube-proxy) during the run and %s after.\n\n", r.RealNodes, trafficTail)
+	case r.RealUnavailable != "":
+		fmt.Fprintf(out, "No real-node rows: %s.\n\n", r.RealUnavailable)
+	}
+	fmt.Fprintln(out, "| scenario | run | pods | max-unavailable | time | vs native | failed requests | writes/pod: inplace | kubelet | scheduler | controllers | events |")
+	fmt.Fprintln(out, "|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, x := range r.Rollouts {
 		t, vs := fmt.Sprintf("%.1f s", x.Seconds), ""
 		if x.Error != "" {
@@ -77,8 +83,8 @@ func (r *report) markdownRollouts(out io.Writer) {
 			vs = fmt.Sprintf("%.2fx", x.Seconds/nat.Seconds)
 		}
 		w := x.WritesPerPod
-		fmt.Fprintf(out, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", x.Scenario, x.Run, x.Pods, x.MaxUnavailable, t, vs,
-			writes(w, x.FailedWritesPerPod, actorProject), f1(w[actorKubelet]), f1(w[actorScheduler]), f1(w[actorControllers]), f1(w[actorEvents]))
+		fmt.Fprintf(out, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", x.Scenario, x.Run, x.Pods, x.MaxUnavailable, t, vs,
+			x.Traffic.String(), writes(w, x.FailedWritesPerPod, actorProject), f1(w[actorKubelet]), f1(w[actorScheduler]), f1(w[actorControllers]), f1(w[actorEvents]))
 	}
 	fmt.Fprintln(out)
 	failed := false

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/inplace-dev/inplace/test/kubelet"
+	"github.com/inplace-dev/inplace/test/world"
 )
 
 // knob is one figure the simulated node charges, with where it comes from.
@@ -19,7 +20,9 @@ type profile struct {
 	Name    string          `json:"name"`
 	Timings kubelet.Timings `json:"-"`
 	ImageMB int64           `json:"imageMiB"`
-	Knobs   []knob          `json:"knobs"`
+	// Nodes is the node mode of the profile's world; empty: INPLACE_NODES.
+	Nodes world.NodeMode `json:"nodes,omitempty"`
+	Knobs []knob         `json:"knobs"`
 }
 
 // realistic is what recreating a pod costs on a real cluster, each figure

@@ -26,6 +26,10 @@ type report struct {
 	Targets    []target       `json:"targets"`
 	Sources    []string       `json:"sources"`
 	Errors     []string       `json:"errors,omitempty"`
+	// RealNodes says what the real-node rows ran on; RealUnavailable why
+	// there are none.
+	RealNodes       string `json:"realNodes,omitempty"`
+	RealUnavailable string `json:"realUnavailable,omitempty"`
 }
 
 // sources say how each measured figure was taken.
@@ -73,6 +77,12 @@ func (r *report) targets() []target {
 	var out []target
 	for _, sc := range r.Scenarios {
 		out = append(out, r.ratioTarget(sc))
+		if sc.TargetDefaults > 0 {
+			out = append(out, r.defaultsTarget(sc))
+		}
+		if sc.Nodes == realNodes {
+			out = append(out, r.trafficTarget(sc))
+		}
 	}
 	out = append(out, r.writesTargets()...)
 	out = append(out, r.throughputTarget(), r.latencyTarget())

@@ -208,8 +208,8 @@ func TestMarkdown(t *testing.T) {
 	}
 	s := out.String()
 	for _, want := range []string{
-		"| deploy-cached | in place | 8 |  | 9.0 s | 0.75x | 3.0 | 4.0 |",
-		"| deploy-uncached | in place | 8 |  | failed |  |",
+		"| deploy-cached | in place | 8 |  | 9.0 s | 0.75x | - | 3.0 | 4.0 |",
+		"| deploy-uncached | in place | 8 |  | failed |  | - |",
 		"| 3 replicas per function | 1000 | not available: not on main |",
 		"| 1 replica(s) per function | 1000 | 20.0 s | 50.0 | 6.0 | 1.2 |",
 		"| StatefulSet with a PVC per pod: in place vs the native rolling update (same max-unavailable) | ≤ 0.25x | 0.50x (20.0s / 40.0s) | **missed** |",

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -26,7 +27,10 @@ type rollout struct {
 	CPUMsPerPod map[string]float64 `json:"cpuMsPerPod"`
 	LoadAverage float64            `json:"loadAverage"`
 	Phases      []phase            `json:"phases,omitempty"`
-	Error       string             `json:"error,omitempty"`
+	// Traffic is what the traffic probe counted during the run (real
+	// nodes only).
+	Traffic *trafficCounts `json:"traffic,omitempty"`
+	Error   string         `json:"error,omitempty"`
 }
 
 // prepared is a run whose workload is created and Ready, waiting for its
@@ -55,6 +59,12 @@ func (p *part) prepare(ctx context.Context, sc scenario, k runKind, i int) (*pre
 		return nil, err
 	}
 	r.wl = sc.workloadFor(k, ns, imageRef(reg, r.repo, versions[0], ""))
+	if sc.Nodes == realNodes {
+		r.wl.Real = true
+		if sc.Mesh {
+			r.wl.Shape = p.shape
+		}
+	}
 	if err := r.wl.create(ctx, p.client); err != nil {
 		return nil, err
 	}
@@ -82,6 +92,14 @@ func (p *part) waitReady(ctx context.Context, r *prepared) error {
 // measures it.
 func (p *part) measure(ctx context.Context, r *prepared) rollout {
 	res := rollout{Scenario: r.sc.Name, Run: r.kind, Pods: int(r.sc.Replicas), MaxUnavailable: r.sc.strategy(r.kind)}
+	var probe *trafficProbe
+	if r.sc.Nodes == realNodes {
+		var err error
+		if probe, err = p.startTraffic(ctx, r); err != nil {
+			res.Error = err.Error()
+			return res
+		}
+	}
 	m := p.meter()
 	before, from := m.read(), time.Now()
 	var took time.Duration
@@ -98,6 +116,11 @@ func (p *part) measure(ctx context.Context, r *prepared) rollout {
 		took, err = p.upgradeNative(ctx, r)
 	}
 	to := time.Now()
+	if probe != nil {
+		var terr error
+		res.Traffic, terr = probe.stop(ctx)
+		err = errors.Join(err, terr)
+	}
 	res.Seconds, res.LoadAverage = took.Seconds(), loadAverage()[0]
 	res.CPUMsPerPod = cpuSince(before, m.read(), res.Pods)
 	if err != nil {

@@ -19,6 +19,13 @@ type scenario struct {
 	Cached         bool    `json:"imageCached"`
 	Floor          bool    `json:"-"`
 	Target         float64 `json:"targetRatio"` // in place at most this times the native rolling update's time
+	// Nodes is "real" for a scenario on real nodes (with the traffic
+	// probe), empty on the world's default nodes.
+	Nodes string `json:"nodes,omitempty"`
+	// Mesh: the pod is the app plus a sidecar plus an init container.
+	Mesh bool `json:"mesh,omitempty"`
+	// TargetDefaults, when set, is the ratio to the native defaults.
+	TargetDefaults float64 `json:"targetRatioDefaults,omitempty"`
 }
 
 func scenarios(o options) []scenario {

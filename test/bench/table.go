@@ -38,9 +38,10 @@ func (r *report) printRollouts(out io.Writer) {
 	if len(r.Rollouts) == 0 {
 		return
 	}
-	fmt.Fprintln(out, "\nRollouts (profile \"realistic\"; every workload has the readiness gate inplace.dev/ready and a Service):")
+	fmt.Fprintln(out, "\nRollouts (simulated nodes: profile \"realistic\"; real-*: real nodes; every workload has the readiness gate inplace.dev/ready and a Service):")
+	r.printReal(out)
 	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\trun\tpods\tmax-unavailable\ttime\tvs native\twrites/pod: inplace\tkubelet\tscheduler\tcontrollers\tevents\tCPU ms/pod: inplace\tcontrol plane\tload\t")
+	fmt.Fprintln(tw, "scenario\trun\tpods\tmax-unavailable\ttime\tvs native\tfailed requests\twrites/pod: inplace\tkubelet\tscheduler\tcontrollers\tevents\tCPU ms/pod: inplace\tcontrol plane\tload\t")
 	for _, x := range r.Rollouts {
 		vs := ""
 		if nat := r.find(x.Scenario, nativeSame); nat != nil && x.Error == "" {
@@ -51,8 +52,8 @@ func (r *report) printRollouts(out io.Writer) {
 			t = "FAILED"
 		}
 		w := x.WritesPerPod
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t\n", x.Scenario, x.Run, x.Pods, x.MaxUnavailable, t, vs,
-			writes(w, x.FailedWritesPerPod, actorProject), f1(w[actorKubelet]), f1(w[actorScheduler]), f1(w[actorControllers]), f1(w[actorEvents]),
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t\n", x.Scenario, x.Run, x.Pods, x.MaxUnavailable, t, vs,
+			x.Traffic.String(), writes(w, x.FailedWritesPerPod, actorProject), f1(w[actorKubelet]), f1(w[actorScheduler]), f1(w[actorControllers]), f1(w[actorEvents]),
 			f0(x.CPUMsPerPod["inplace"]), f0(x.CPUMsPerPod["control plane"]), x.LoadAverage)
 	}
 	tw.Flush()
@@ -65,6 +66,16 @@ func (r *report) printRollouts(out io.Writer) {
 		if x.Error != "" {
 			fmt.Fprintf(out, "  %s, %s: %s\n", x.Scenario, x.Run, x.Error)
 		}
+	}
+}
+
+// printReal says what the real-node rows ran on, or why there are none.
+func (r *report) printReal(out io.Writer) {
+	switch {
+	case r.RealNodes != "":
+		fmt.Fprintf(out, "  real-*: %s; failed requests: the traffic probe (a pod, 50 requests/s to the Service by its DNS name, through kube-proxy) during the run and %s after\n", r.RealNodes, trafficTail)
+	case r.RealUnavailable != "":
+		fmt.Fprintf(out, "  no real-node rows: %s\n", r.RealUnavailable)
 	}
 }
 

@@ -39,6 +39,10 @@ type workload struct {
 	MaxUnavailable, MaxSurge *intstr.IntOrString
 	// SchedulerName and PodLabels, when set, go to the pod template.
 	SchedulerName string
+	// Real: the pod runs the programs of test/images on real nodes, Ready
+	// on their /readyz; Shape adds a sidecar and an init container.
+	Real  bool
+	Shape podShape
 }
 
 // key is how rollout events name the workload.
@@ -56,6 +60,9 @@ func (w workload) template() corev1.PodTemplateSpec {
 			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
 				corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")}},
 		}},
+	}
+	if w.Real {
+		realContainers(&spec, w.Shape)
 	}
 	if w.Gate {
 		spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: gateType}}
