@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/inplace-dev/inplace/pkg/core/planner"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -45,7 +47,7 @@ func (f *Function) confirmOutcome(ctx context.Context, typ string, o events.Outc
 	if p == nil {
 		return nil
 	}
-	plan := podPlan(r, p)
+	plan := planner.PodPlan(r, p)
 	pod, err := f.cachedPod(ctx, r.Workload, p.Name)
 	if err != nil {
 		return err

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inplace-dev/inplace/pkg/core/planner"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -78,7 +80,7 @@ func TestOutcomesAreConfirmedByThePod(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			x := newWatched(t, 2, computespec.Watchdog{})
+			x := newWatched(t, 2, planner.Watchdog{})
 			rec := record.NewFakeRecorder(10)
 			d := computespec.Deps{Cache: x.c, Store: x.store, Recorder: rec,
 				Defaults: config.NewStore(config.StandardDefaults(), nil), Now: func() time.Time { return x.now }}

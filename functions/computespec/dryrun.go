@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/inplace-dev/inplace/pkg/core/planner"
+
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
@@ -42,9 +44,9 @@ func DryRun(c Cache, d config.Defaults, push events.UpgradeRequestData) ([]Workl
 		if err != nil {
 			return nil, err
 		}
-		cands := candidates(t.Workload.Ref.Kind, pods, push, t.Options.Policy)
-		if !needsWork(cands) {
-			wp.Skip = "every pod already runs the push or is skipped"
+		cands := planner.Candidates(t.Workload.Ref.Kind, pods, push, t.Options.Policy)
+		if !planner.NeedsWork(cands) {
+			wp.Skip = "every pod already runs the push or is planner.Skipped"
 		}
 		wp.Budget, wp.BudgetFrom = t.Budget, t.BudgetFrom
 		wp.Waves, wp.Current = simulate(t, push, cands)

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/inplace-dev/inplace/pkg/core/planner"
+
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
@@ -56,7 +58,7 @@ type Deps struct {
 	Now   func() time.Time
 	// Watchdog overrides config-inplace's watchdog settings where non-zero
 	// (see Sweep).
-	Watchdog Watchdog
+	Watchdog planner.Watchdog
 	// Signatures verifies pushed digests for workloads that require a
 	// signature; nil refuses every push to such a workload.
 	Signatures SignatureVerifier
@@ -88,7 +90,7 @@ type Deps struct {
 type Function struct {
 	d       Deps
 	commits commits
-	plans   planMemo
+	plans   planner.Memo
 	dated   dateCache
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/inplace-dev/inplace/pkg/core/planner"
+
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 
 	"github.com/inplace-dev/inplace/events"
@@ -138,16 +140,16 @@ func (f *Function) observe(ctx context.Context, ref events.ObjectRef, raw []byte
 		}
 	}
 	if cur.Restart != nil {
-		return t, restartCandidates(ref.Kind, pods, cur.Restart.Containers), cur.UpgradeID, nil
+		return t, planner.RestartCandidates(ref.Kind, pods, cur.Restart.Containers), cur.UpgradeID, nil
 	}
 	if x := cur.Resize; x != nil {
 		ch, err := resize.Parse(x.CPU, x.Memory)
 		if err != nil {
 			return t, nil, "", settle.Permanent(err)
 		}
-		return t, resizeCandidates(ref.Kind, pods, x.Containers, ch), cur.UpgradeID, nil
+		return t, planner.ResizeCandidates(ref.Kind, pods, x.Containers, ch), cur.UpgradeID, nil
 	}
-	return t, f.plans.candidates(rollout.Key(ref), cur.UpgradeID, ref.Kind, pods, cur.Push, t.Options.Policy), cur.UpgradeID, nil
+	return t, f.plans.Candidates(rollout.Key(ref), cur.UpgradeID, ref.Kind, pods, cur.Push, t.Options.Policy), cur.UpgradeID, nil
 }
 
 // errChanged: the rollout was superseded between reading the cluster and

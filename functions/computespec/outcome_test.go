@@ -18,7 +18,6 @@ import (
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
-	"github.com/inplace-dev/inplace/pkg/kube"
 	"github.com/inplace-dev/inplace/test/world"
 )
 
@@ -140,7 +139,7 @@ func TestPodDeletedInFlightDoesNotHaltTheRollout(t *testing.T) {
 			if p.Name == gone.Pod.Name {
 				return false, err
 			}
-			if kube.Ready(p) {
+			if inplace.Ready(p) {
 				ready++
 			}
 		}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inplace-dev/inplace/pkg/core/planner"
+
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	corev1 "k8s.io/api/core/v1"
 
@@ -75,7 +77,7 @@ func (f *Function) upgrade(ctx context.Context, in cloudevents.Event, push event
 		switch {
 		case errors.Is(err, errOlder):
 			log.Info("push ignored", "why", err)
-		case errors.Is(err, errBackwards), errors.Is(err, errUndo):
+		case errors.Is(err, errBackwards), errors.Is(err, planner.ErrUndo):
 			refused = append(refused, f.refuse(t, push, err))
 		case errors.Is(err, errSignature):
 			why := f.refuse(t, push, err)
@@ -126,8 +128,8 @@ func (f *Function) startOnce(ctx context.Context, in cloudevents.Event, push eve
 	if err != nil {
 		return nil, wrap("pods of "+ref.String(), err)
 	}
-	cands := candidates(ref.Kind, pods, push, t.Options.Policy)
-	if !needsWork(cands) {
+	cands := planner.Candidates(ref.Kind, pods, push, t.Options.Policy)
+	if !planner.NeedsWork(cands) {
 		f.d.Log.Info("every pod already runs the push", "workload", ref.String(), "push", push.Ref())
 		return nil, nil
 	}
@@ -190,7 +192,7 @@ func (f *Function) startOnce(ctx context.Context, in cloudevents.Event, push eve
 // rollout it would supersede. dates are the creation times backwards read.
 func canBegin(prev *rollout.Rollout, ref events.ObjectRef, upgradeID string, pol policy.Policy, push events.UpgradeRequestData,
 	dates rollout.Dates, recheck time.Duration) error {
-	if err := checkUndo(prev, ref, upgradeID, push); err != nil {
+	if err := planner.CheckUndo(prev, ref, upgradeID, push); err != nil {
 		return err
 	}
 	if prev == nil || prev.UpgradeID == upgradeID {
@@ -217,7 +219,7 @@ func (f *Function) backwards(ctx context.Context, t Target, upgradeID string, pu
 	if err != nil {
 		return nil, err
 	}
-	if err := checkUndo(prev, ref, upgradeID, push); err != nil {
+	if err := planner.CheckUndo(prev, ref, upgradeID, push); err != nil {
 		return nil, err
 	}
 	if prev == nil || prev.UpgradeID == upgradeID || push.AllowOlder {

@@ -3,6 +3,8 @@ package computespec
 import (
 	"context"
 
+	"github.com/inplace-dev/inplace/pkg/core/planner"
+
 	"fmt"
 	"strings"
 
@@ -11,8 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/pkg/core/inplace"
-	"github.com/inplace-dev/inplace/pkg/core/restart"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
 )
@@ -54,8 +54,8 @@ func (f *Function) onRestart(ctx context.Context, in cloudevents.Event) ([]cloud
 		if err != nil {
 			return nil, wrap("pods of "+ref.String(), err)
 		}
-		cands := restartCandidates(ref.Kind, pods, req.Containers)
-		if !needsWork(cands) {
+		cands := planner.RestartCandidates(ref.Kind, pods, req.Containers)
+		if !planner.NeedsWork(cands) {
 			return nil, f.nothingYet(t, "restart", req.Target, req.Containers, cands, in.Time(),
 				seconds(restartOptions(t, req.Strategy).VerifySeconds))
 		}
@@ -93,34 +93,6 @@ func restartOptions(t Target, s events.RestartStrategy) rollout.Options {
 		o.VerifySeconds = s.ActiveDeadlineSeconds
 	}
 	return o
-}
-
-// restartCandidates says, for each live pod, how each named container is
-// restarted (All), or why it cannot be.
-func restartCandidates(kind string, pods []*corev1.Pod, names []string) []rollout.Candidate {
-	out := make([]rollout.Candidate, 0, len(pods))
-	for _, pod := range pods {
-		plans, skips := restart.Plan(pod, names)
-		c := podCandidate(kind, pod)
-		c.Containers, c.All, c.ReadinessGate = plans, plans, inplace.HasGate(pod)
-		if len(plans) == 0 {
-			c.Why = strings.Join(skips, "; ")
-		}
-		out = append(out, c)
-	}
-	return out
-}
-
-// skipped joins the candidates' reasons.
-func skipped(cands []rollout.Candidate) string {
-	if len(cands) == 0 {
-		return "no pods"
-	}
-	parts := make([]string, 0, len(cands))
-	for _, c := range cands {
-		parts = append(parts, c.Pod.Name+": "+c.Why)
-	}
-	return strings.Join(parts, "; ")
 }
 
 // refuseRequest records why a restart or resize request (what) of

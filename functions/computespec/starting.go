@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inplace-dev/inplace/pkg/core/planner"
+
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
@@ -27,7 +29,7 @@ const maxClockSkew = time.Minute
 // every request ends.
 func (f *Function) nothingYet(t Target, what string, target events.ObjectRef, containers []string,
 	cands []rollout.Candidate, asked time.Time, deadline time.Duration) error {
-	why := "nothing to " + what + ": " + skipped(cands)
+	why := "nothing to " + what + ": " + planner.Skipped(cands)
 	if !starting(cands, t.Workload.Replicas) {
 		return f.refuseRequest(t, what, target, containers, why)
 	}

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"reflect"
 
+	"github.com/inplace-dev/inplace/pkg/core/inplace"
+
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -83,7 +85,7 @@ func (w *Waker) podChanged(old, obj any) {
 		}
 		return
 	}
-	becameReady := !kube.Ready(o) && kube.Ready(p)
+	becameReady := !inplace.Ready(o) && inplace.Ready(p)
 	if becameReady || running(o) != running(p) {
 		w.wakeRequests(p)
 	}

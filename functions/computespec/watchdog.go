@@ -7,6 +7,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/inplace-dev/inplace/pkg/core/planner"
+
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	corev1 "k8s.io/api/core/v1"
 
@@ -105,10 +107,10 @@ func (f *Function) sweepOne(ctx context.Context, key string) ([]cloudevents.Even
 	}
 	written, planned, err := f.replanRecord(ctx, in, r.Workload, func(cur *rollout.Rollout) {
 		for _, c := range checks {
-			rollout.Record(cur, c.typ, c.outcome, in.ID(), now)
+			rollout.Record(cur, c.Type, c.Outcome, in.ID(), now)
 		}
 		for _, c := range reminders {
-			rollout.Remind(cur, c.pod.Name, c.pod.UID, c.pod.UpgradeID, c.since, c.nudge, now)
+			rollout.Remind(cur, c.Pod.Name, c.Pod.UID, c.Pod.UpgradeID, c.Since, c.Nudge, now)
 		}
 		if halt && stalled(cur) {
 			rollout.Halt(cur, ReasonStalled, fmt.Sprintf("pods wait for a free slot (max-unavailable %d) and none came for %s",
@@ -130,7 +132,7 @@ func (f *Function) sweepOne(ctx context.Context, key string) ([]cloudevents.Even
 // reminders to record (each a new try: rollout.Remind), and the reminders
 // already recorded, published again (deduplicated unless the first was
 // lost).
-func (f *Function) checkInFlight(in cloudevents.Event, r *rollout.Rollout, pods []*corev1.Pod, now time.Time, w Watchdog) ([]podCheck, []podCheck, []cloudevents.Event, error) {
+func (f *Function) checkInFlight(in cloudevents.Event, r *rollout.Rollout, pods []*corev1.Pod, now time.Time, w planner.Watchdog) ([]planner.PodCheck, []planner.PodCheck, []cloudevents.Event, error) {
 	byName := make(map[string]*corev1.Pod, len(pods))
 	for _, p := range pods {
 		byName[p.Name] = p
@@ -142,17 +144,17 @@ func (f *Function) checkInFlight(in cloudevents.Event, r *rollout.Rollout, pods 
 		}
 	}
 	sort.Strings(names)
-	var checks, reminders []podCheck
+	var checks, reminders []planner.PodCheck
 	var outs []cloudevents.Event
 	for _, name := range names {
 		p, pod := r.Pods[name], byName[name]
-		c := checkPod(r, p, pod, now, w)
-		switch c.kind {
-		case onTime:
+		c := planner.CheckPod(r, p, pod, now, w)
+		switch c.Kind {
+		case planner.OnTime:
 			continue
-		case lateDispatch, lateVerify:
-			c.pod, c.live = p, pod
-			if rollout.Due(p, c.since, c.nudge) {
+		case planner.LateDispatch, planner.LateVerify:
+			c.Pod, c.Live = p, pod
+			if rollout.Due(p, c.Since, c.Nudge) {
 				reminders = append(reminders, c)
 				continue
 			}
@@ -162,7 +164,7 @@ func (f *Function) checkInFlight(in cloudevents.Event, r *rollout.Rollout, pods 
 			}
 			outs = append(outs, e)
 		default:
-			f.d.Log.Warn("watchdog records an outcome", "pod", name, "upgrade", p.UpgradeID, "reason", c.outcome.Reason, "message", c.outcome.Message)
+			f.d.Log.Warn("watchdog records an outcome", "pod", name, "upgrade", p.UpgradeID, "reason", c.Outcome.Reason, "message", c.Outcome.Message)
 			checks = append(checks, c)
 		}
 	}
@@ -171,34 +173,34 @@ func (f *Function) checkInFlight(in cloudevents.Event, r *rollout.Rollout, pods 
 
 // remind publishes the reminders recorded in written, each with the try
 // the record gave it.
-func (f *Function) remind(in cloudevents.Event, written *rollout.Rollout, reminders []podCheck, now time.Time) ([]cloudevents.Event, error) {
+func (f *Function) remind(in cloudevents.Event, written *rollout.Rollout, reminders []planner.PodCheck, now time.Time) ([]cloudevents.Event, error) {
 	var outs []cloudevents.Event
 	for _, c := range reminders {
-		p := written.Pods[c.pod.Name]
-		if p == nil || p.State != rollout.InFlight || p.UID != c.pod.UID || p.UpgradeID != c.pod.UpgradeID || rollout.Due(p, c.since, c.nudge) {
+		p := written.Pods[c.Pod.Name]
+		if p == nil || p.State != rollout.InFlight || p.UID != c.Pod.UID || p.UpgradeID != c.Pod.UpgradeID || rollout.Due(p, c.Since, c.Nudge) {
 			continue // its outcome came meanwhile
 		}
-		c.pod = p
+		c.Pod = p
 		e, err := f.reminder(in, written, c, now)
 		if err != nil {
 			return outs, err
 		}
 		f.d.Log.Warn("watchdog reminds a late step", "pod", p.Name, "upgrade", p.UpgradeID, "event", e.Type(),
-			"reminder", c.nudge+1, "attempt", p.Attempt())
+			"reminder", c.Nudge+1, "attempt", p.Attempt())
 		outs = append(outs, e)
 	}
 	return outs, nil
 }
 
 // reminder is the event that drives c's late step again, as the try
-// c.pod.Attempt().
-func (f *Function) reminder(in cloudevents.Event, r *rollout.Rollout, c podCheck, now time.Time) (cloudevents.Event, error) {
+// c.Pod.Attempt().
+func (f *Function) reminder(in cloudevents.Event, r *rollout.Rollout, c planner.PodCheck, now time.Time) (cloudevents.Event, error) {
 	var e cloudevents.Event
 	var err error
-	if c.kind == lateVerify {
-		e, err = remindVerify(in, c.live, c.state, c.pod.Attempt())
+	if c.Kind == planner.LateVerify {
+		e, err = remindVerify(in, c.Live, c.State, c.Pod.Attempt())
 	} else {
-		e, err = remindPlan(in, r, c.pod, now)
+		e, err = remindPlan(in, r, c.Pod, now)
 	}
 	if err != nil {
 		return e, settle.Permanent(err)
@@ -211,7 +213,7 @@ func (f *Function) reminder(in cloudevents.Event, r *rollout.Rollout, c podCheck
 // dead-lettered, and its ids are in the dedup window), with a fresh
 // planned-at, so pre-pull gives it its full time.
 func remindPlan(in cloudevents.Event, r *rollout.Rollout, p *rollout.Pod, now time.Time) (cloudevents.Event, error) {
-	plan := podPlan(r, p)
+	plan := planner.PodPlan(r, p)
 	plan.PlannedAt = now
 	e, err := events.Follow(in, inplace.StepID(plan, events.UpgradePlanned), events.UpgradePlanned, events.Source(Name), plan.Pod.String(), plan)
 	if err == nil {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inplace-dev/inplace/pkg/core/planner"
+
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -87,7 +89,7 @@ type watched struct {
 	now   time.Time
 }
 
-func newWatched(t *testing.T, pods int, w computespec.Watchdog) *watched {
+func newWatched(t *testing.T, pods int, w planner.Watchdog) *watched {
 	x := &watched{t: t, c: newFakeCluster(pods), store: replay.NewMemStore(nil), now: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
 	x.fn = computespec.New(computespec.Deps{Cache: x.c, Store: x.store, Watchdog: w,
 		Defaults: config.NewStore(config.StandardDefaults(), nil), Now: func() time.Time { return x.now }})
@@ -152,7 +154,7 @@ func only(t *testing.T, plans map[string]events.Plan) events.Plan {
 // recorded from the pod's state by the watchdog, and the rollout goes on to
 // the next pod, without any event arriving.
 func TestWatchdogRecordsAnOutcomeThatNeverArrived(t *testing.T) {
-	x := newWatched(t, 2, computespec.Watchdog{})
+	x := newWatched(t, 2, planner.Watchdog{})
 	a := only(t, x.push())
 	if got := x.sweep(time.Second); len(got) != 0 || x.rollout().Pods[a.Pod.Name].State != rollout.InFlight {
 		t.Fatalf("a pod on time: %v, %s", got, x.rollout().Pods[a.Pod.Name].State)
@@ -189,7 +191,7 @@ func TestWatchdogRecordsAnOutcomeThatNeverArrived(t *testing.T) {
 // nothing is left in flight. A sweep again within a reminder's window
 // publishes that reminder again under the same id (the stream drops it).
 func TestWatchdogRemindsThenGivesUpALatePod(t *testing.T) {
-	w := computespec.Watchdog{Slack: 10 * time.Second, NudgeEvery: 30 * time.Second, Nudges: 2, PrepullTimeout: time.Minute}
+	w := planner.Watchdog{Slack: 10 * time.Second, NudgeEvery: 30 * time.Second, Nudges: 2, PrepullTimeout: time.Minute}
 	x := newWatched(t, 2, w)
 	a := only(t, x.push())
 	if got := x.sweep(time.Minute + 9*time.Second); len(got) != 0 {
@@ -218,10 +220,10 @@ func TestWatchdogRemindsThenGivesUpALatePod(t *testing.T) {
 	}
 	got := x.sweep(30 * time.Second)
 	r := x.rollout()
-	if p := r.Pods[a.Pod.Name]; p.State != rollout.Failed || p.Reason != computespec.ReasonDeadline {
+	if p := r.Pods[a.Pod.Name]; p.State != rollout.Failed || p.Reason != planner.ReasonDeadline {
 		t.Errorf("pod %s %q; want Failed Deadline", p.State, p.Reason)
 	}
-	if r.Phase != rollout.Halted || r.Reason != computespec.ReasonDeadline || !strings.Contains(r.Message, "planned, not patched") {
+	if r.Phase != rollout.Halted || r.Reason != planner.ReasonDeadline || !strings.Contains(r.Message, "planned, not patched") {
 		t.Errorf("rollout %s %q %q", r.Phase, r.Reason, r.Message)
 	}
 	if len(got[events.RolloutHalted]) != 1 {
@@ -233,7 +235,7 @@ func TestWatchdogRemindsThenGivesUpALatePod(t *testing.T) {
 // its state once its verify deadline (verify-seconds + minReadySeconds +
 // slack) has passed.
 func TestWatchdogRemindsVerify(t *testing.T) {
-	x := newWatched(t, 1, computespec.Watchdog{Slack: 10 * time.Second, NudgeEvery: time.Minute, Nudges: 1, VerifySeconds: 60})
+	x := newWatched(t, 1, planner.Watchdog{Slack: 10 * time.Second, NudgeEvery: time.Minute, Nudges: 1, VerifySeconds: 60})
 	a := only(t, x.push())
 	x.c.setState(a.Pod.Name, inplace.State{UpgradeID: a.UpgradeID, Phase: inplace.PhasePatched, PatchedAt: x.now, VerifySeconds: 60,
 		Owner: web, Target: a.Target, Containers: []inplace.ContainerState{{Name: "app", PreviousImage: "r.example/shop/web:1.2.0", TargetImage: a.Containers[0].ToImage}}})
@@ -260,7 +262,7 @@ func TestWatchdogRemindsVerify(t *testing.T) {
 // pod.patched reminder is the next try, and verify's outcome for it gets
 // that try's ids.
 func TestWatchdogRemindsVerifyAfterADispatchReminder(t *testing.T) {
-	x := newWatched(t, 1, computespec.Watchdog{Slack: 10 * time.Second, NudgeEvery: time.Minute, Nudges: 3,
+	x := newWatched(t, 1, planner.Watchdog{Slack: 10 * time.Second, NudgeEvery: time.Minute, Nudges: 3,
 		PrepullTimeout: time.Minute, VerifySeconds: 60})
 	a := only(t, x.push())
 	got := x.sweep(time.Minute + 11*time.Second)
@@ -287,7 +289,7 @@ func TestWatchdogRemindsVerifyAfterADispatchReminder(t *testing.T) {
 // A pod deleted in flight, whose outcome nobody reports, is recorded as
 // deleted; its replacement is planned.
 func TestWatchdogRecordsADeletedPod(t *testing.T) {
-	x := newWatched(t, 2, computespec.Watchdog{})
+	x := newWatched(t, 2, planner.Watchdog{})
 	a := only(t, x.push())
 	delete(x.c.pods, a.Pod.Name)
 	x.c.add("web-9")
@@ -302,7 +304,7 @@ func TestWatchdogRecordsADeletedPod(t *testing.T) {
 // NotReady, nothing in flight) is planned again by each sweep (nothing frees a slot), then halted after
 // the stall deadline.
 func TestWatchdogHaltsAStalledRollout(t *testing.T) {
-	x := newWatched(t, 3, computespec.Watchdog{NudgeEvery: time.Minute, StallDeadline: 10 * time.Minute})
+	x := newWatched(t, 3, planner.Watchdog{NudgeEvery: time.Minute, StallDeadline: 10 * time.Minute})
 	a := only(t, x.push())
 	onTarget := func(p *corev1.Pod) {
 		p.Spec.Containers[0].Image = a.Containers[0].ToImage

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inplace-dev/inplace/pkg/core/inplace"
+
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -142,7 +144,7 @@ func (e *env) cached(ref events.ObjectRef, n int) {
 		pods, err := e.cache.PodsOf(ref)
 		ready := 0
 		for _, p := range pods {
-			if kube.Ready(p) {
+			if inplace.Ready(p) {
 				ready++
 			}
 		}

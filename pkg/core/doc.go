@@ -1,7 +1,7 @@
 // Package core is the pure-core layer of inplace: the decisions of an
 // in-place upgrade as functions of their inputs, with no I/O.
 //
-// Its packages (inplace, policy, rollout, imageref, resize, restart, pulls,
+// Its packages (inplace, policy, rollout, planner, imageref, resize, restart, pulls,
 // settle) import the standard library, Kubernetes API types
 // (k8s.io/api, k8s.io/apimachinery), small pure libraries (semver, image
 // references, CloudEvents types), the events contract and each other. They

@@ -255,7 +255,7 @@ func waitCached(t *testing.T, c *kube.Cache, ns, name string, n int) {
 		pods, err := c.PodsOf(ref)
 		ready := 0
 		for _, p := range pods {
-			if kube.Ready(p) {
+			if inplace.Ready(p) {
 				ready++
 			}
 		}

@@ -1,4 +1,4 @@
-package computespec
+package planner
 
 import (
 	"fmt"
@@ -39,77 +39,54 @@ type Watchdog struct {
 // DefaultWatchdogPeriod is how often `inplace run` sweeps.
 const DefaultWatchdogPeriod = 30 * time.Second
 
-// watchdog is the configuration now, with Deps' overrides.
-func (f *Function) watchdog() Watchdog {
-	d := f.d.Defaults.Load()
-	w := Watchdog{Period: DefaultWatchdogPeriod, Slack: d.WatchdogSlack, NudgeEvery: d.WatchdogRemindEvery,
-		Nudges: d.WatchdogReminders, StallDeadline: d.StallDeadline, PrepullTimeout: d.PrepullTimeout,
-		VerifySeconds: d.Policy.VerifySeconds}
-	o := f.d.Watchdog
-	for _, x := range []struct{ dst, src *time.Duration }{{&w.Period, &o.Period}, {&w.Slack, &o.Slack},
-		{&w.NudgeEvery, &o.NudgeEvery}, {&w.StallDeadline, &o.StallDeadline}, {&w.PrepullTimeout, &o.PrepullTimeout}} {
-		if *x.src > 0 {
-			*x.dst = *x.src
-		}
-	}
-	if o.Nudges > 0 {
-		w.Nudges = o.Nudges
-	}
-	if o.VerifySeconds > 0 {
-		w.VerifySeconds = o.VerifySeconds
-	}
-	w.NudgeEvery = max(w.NudgeEvery, time.Second)
-	return w
-}
-
-// checkKind is what the watchdog does about one in-flight pod.
-type checkKind int
+// CheckKind is what the watchdog does about one in-flight pod.
+type CheckKind int
 
 const (
-	// onTime: the pod is within its deadline.
-	onTime checkKind = iota
-	// ended: the pod's state shows how its upgrade ended; the outcome was
+	// OnTime: the pod is within its deadline.
+	OnTime CheckKind = iota
+	// Ended: the pod's state shows how its upgrade ended; the outcome was
 	// not recorded (lost, or dead-lettered): record it.
-	ended
-	// gone: the pod was deleted or replaced; record it as such.
-	gone
-	// lateDispatch: not patched past its deadline: publish upgrade.planned again.
-	lateDispatch
-	// lateVerify: patched past its deadline: publish pod.patched again.
-	lateVerify
-	// expired: reminded enough; the pod fails with reason Deadline.
-	expired
+	Ended
+	// Gone: the pod was deleted or replaced; record it as such.
+	Gone
+	// LateDispatch: not patched past its deadline: publish upgrade.planned again.
+	LateDispatch
+	// LateVerify: patched past its deadline: publish pod.patched again.
+	LateVerify
+	// Expired: reminded enough; the pod fails with reason Deadline.
+	Expired
 )
 
-// podCheck is the verdict on one in-flight pod.
-type podCheck struct {
-	kind checkKind
-	// outcome is the outcome to record (ended, gone, expired).
-	outcome events.OutcomeData
-	typ     string
-	// nudge numbers the reminder by the time past the deadline of the
-	// wait that began at since; each is recorded once (rollout.Remind), as
+// PodCheck is the verdict on one in-flight pod.
+type PodCheck struct {
+	Kind CheckKind
+	// Outcome is the outcome to record, of event Type (Ended, Gone, Expired).
+	Outcome events.OutcomeData
+	Type    string
+	// Nudge numbers the reminder by the time past the deadline of the
+	// wait that began at Since; each is recorded once (rollout.Remind), as
 	// a new try.
-	nudge int
-	since time.Time
-	// state is the pod's, for lateVerify.
-	state *inplace.State
-	// pod is the record's, live the cluster's (late kinds only).
-	pod  *rollout.Pod
-	live *corev1.Pod
+	Nudge int
+	Since time.Time
+	// State is the pod's, for LateVerify.
+	State *inplace.State
+	// Pod is the record's, Live the cluster's (late kinds only).
+	Pod  *rollout.Pod
+	Live *corev1.Pod
 }
 
-// checkPod decides from the pod as the cluster shows it (nil when gone):
+// CheckPod decides from the pod as the cluster shows it (nil when gone):
 // what it shows became of the plan (inplace.AccountOf, as an outcome is
 // confirmed before it is recorded), then the deadlines. It does no I/O.
-func checkPod(r *rollout.Rollout, p *rollout.Pod, pod *corev1.Pod, now time.Time, w Watchdog) podCheck {
-	plan := podPlan(r, p)
+func CheckPod(r *rollout.Rollout, p *rollout.Pod, pod *corev1.Pod, now time.Time, w Watchdog) PodCheck {
+	plan := PodPlan(r, p)
 	a := inplace.AccountOf(pod, plan)
 	switch a.Stage {
 	case inplace.StageGone:
-		return podCheck{kind: gone, typ: a.Type, outcome: a.Outcome(plan)}
+		return PodCheck{Kind: Gone, Type: a.Type, Outcome: a.Outcome(plan)}
 	case inplace.StageEnded:
-		return podCheck{kind: ended, typ: a.Type, outcome: a.Outcome(plan)}
+		return PodCheck{Kind: Ended, Type: a.Type, Outcome: a.Outcome(plan)}
 	}
 	patched := a.Stage == inplace.StageMoving || a.Stage == inplace.StagePassed
 	since, deadline, what := dispatchDeadline(r, p, w)
@@ -119,16 +96,16 @@ func checkPod(r *rollout.Rollout, p *rollout.Pod, pod *corev1.Pod, now time.Time
 		since, deadline, what = verifyDeadline(r, st, w)
 	}
 	if now.Before(deadline) {
-		return podCheck{kind: onTime}
+		return PodCheck{Kind: OnTime}
 	}
 	late := now.Sub(deadline)
 	if n := int(late / w.NudgeEvery); n < w.Nudges && (patched || p.UpgradeID == r.UpgradeID) {
 		if patched {
-			return podCheck{kind: lateVerify, nudge: n, since: since, state: st}
+			return PodCheck{Kind: LateVerify, Nudge: n, Since: since, State: st}
 		}
-		return podCheck{kind: lateDispatch, nudge: n, since: since}
+		return PodCheck{Kind: LateDispatch, Nudge: n, Since: since}
 	}
-	return podCheck{kind: expired, typ: events.UpgradeFailed, outcome: events.OutcomeData{Plan: plan, Outcome: events.OutcomeFailed,
+	return PodCheck{Kind: Expired, Type: events.UpgradeFailed, Outcome: events.OutcomeData{Plan: plan, Outcome: events.OutcomeFailed,
 		Reason: ReasonDeadline, Message: fmt.Sprintf("%s since %s; still not done %s after its deadline",
 			what, since.UTC().Format(time.RFC3339), late.Round(time.Second))}}
 }
@@ -163,8 +140,8 @@ func verifyDeadline(r *rollout.Rollout, st *inplace.State, w Watchdog) (time.Tim
 	return st.PatchedAt, st.PatchedAt.Add(d), "patched, not verified"
 }
 
-// podPlan is the plan of an in-flight pod as the rollout recorded it.
-func podPlan(r *rollout.Rollout, p *rollout.Pod) events.Plan {
+// PodPlan is the plan of an in-flight pod as the rollout recorded it.
+func PodPlan(r *rollout.Rollout, p *rollout.Pod) events.Plan {
 	plan := events.Plan{
 		UpgradeID: p.UpgradeID, Pod: events.PodRef{Namespace: r.Workload.Namespace, Name: p.Name, UID: p.UID, Node: p.Node},
 		Owner: r.Workload, Containers: p.Containers, Target: r.Target(), Wave: p.Wave,

@@ -1,4 +1,4 @@
-package computespec
+package planner
 
 import (
 	"strings"
@@ -33,9 +33,9 @@ func TestPlansAreReusedWhileThePodIsUnchanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	push := events.UpgradeRequestData{ImagePushedData: events.ImagePushedData{Registry: "registry.example", Repository: "shop/web", Tag: "1.3.0"}}
-	var m planMemo
+	var m Memo
 	a, b := memoPodAt("web-a", "10", "registry.example/shop/web:1.2.0"), memoPodAt("web-b", "11", "registry.example/shop/web:1.2.0")
-	first := m.candidates("Deployment/shop/web", "u-1", "Deployment", []*corev1.Pod{a, b}, push, pol)
+	first := m.Candidates("Deployment/shop/web", "u-1", "Deployment", []*corev1.Pod{a, b}, push, pol)
 	if len(first) != 2 || len(first[0].Containers) != 1 || len(first[1].Containers) != 1 {
 		t.Fatalf("first observation: %+v; want both pods planned", first)
 	}
@@ -44,7 +44,7 @@ func TestPlansAreReusedWhileThePodIsUnchanged(t *testing.T) {
 	// to show which answer came from the memo.)
 	a2 := memoPodAt("web-a", "10", "registry.example/shop/web:1.3.0")
 	b2 := memoPodAt("web-b", "12", "registry.example/shop/web:1.3.0")
-	got := m.candidates("Deployment/shop/web", "u-1", "Deployment", []*corev1.Pod{a2, b2}, push, pol)
+	got := m.Candidates("Deployment/shop/web", "u-1", "Deployment", []*corev1.Pod{a2, b2}, push, pol)
 	if len(got) != 2 || got[0].Pod.Name != "web-a" || got[1].Pod.Name != "web-b" {
 		t.Fatalf("second observation: %+v; want web-a then web-b", got)
 	}
@@ -61,12 +61,12 @@ func TestPlansAreReusedWhileThePodIsUnchanged(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := m.candidates("Deployment/shop/web", c.upgradeID, "Deployment", []*corev1.Pod{a2}, push, p)
+		got := m.Candidates("Deployment/shop/web", c.upgradeID, "Deployment", []*corev1.Pod{a2}, push, p)
 		if len(got) != 1 || len(got[0].Containers) != 0 {
 			t.Errorf("%s: %+v; want web-a planned again from its object (nothing to do)", c.name, got)
 		}
 	}
-	m.candidates("Deployment/shop/web", "u-2", "Deployment", []*corev1.Pod{a2}, push, pol)
+	m.Candidates("Deployment/shop/web", "u-2", "Deployment", []*corev1.Pod{a2}, push, pol)
 	if n := len(m.by["Deployment/shop/web"].pods); n != 1 {
 		t.Errorf("the memo keeps %d pods after web-b left; want 1", n)
 	}

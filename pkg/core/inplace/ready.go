@@ -1,4 +1,4 @@
-package kube
+package inplace
 
 import corev1 "k8s.io/api/core/v1"
 

@@ -1,4 +1,4 @@
-package computespec
+package planner
 
 import (
 	"sync"
@@ -11,20 +11,20 @@ import (
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 )
 
-// planMemo keeps, by workload, each live pod's candidate for the rollout
+// Memo keeps, by workload, each live pod's candidate for the rollout
 // being observed, by the pod's resourceVersion: every outcome of a
 // rollout observes all of its pods again, and planning each one (parse
 // its images, decide the policy) made a rollout of n pods O(n²) plans. A
 // pod whose object changed (a new resourceVersion), a new rollout or a
 // changed policy is planned again; pods gone from the workload are
 // forgotten at the next observation.
-type planMemo struct {
+type Memo struct {
 	mu sync.Mutex
 	by map[string]memoOf
 }
 
 // memoOf is one workload's memo: for which rollout and policy, and the
-// candidates by pod UID.
+// Candidates by pod UID.
 type memoOf struct {
 	upgradeID, policy string
 	pods              map[types.UID]memoPod
@@ -35,10 +35,10 @@ type memoPod struct {
 	c  rollout.Candidate
 }
 
-// candidates is candidates() for the pods of workload key in the rollout
+// Candidates is Candidates() for the pods of workload key in the rollout
 // upgradeID, reusing what the last observation of the same pods planned.
-// The candidates returned are shared: read only.
-func (m *planMemo) candidates(key, upgradeID, kind string, pods []*corev1.Pod, push events.UpgradeRequestData, pol policy.Policy) []rollout.Candidate {
+// The Candidates returned are shared: read only.
+func (m *Memo) Candidates(key, upgradeID, kind string, pods []*corev1.Pod, push events.UpgradeRequestData, pol policy.Policy) []rollout.Candidate {
 	m.mu.Lock()
 	old, ok := m.by[key]
 	m.mu.Unlock()
@@ -54,10 +54,10 @@ func (m *planMemo) candidates(key, upgradeID, kind string, pods []*corev1.Pod, p
 			fresh = append(fresh, pod)
 		}
 	}
-	for i, c := range candidates(kind, fresh, push, pol) {
+	for i, c := range Candidates(kind, fresh, push, pol) {
 		next.pods[fresh[i].UID] = memoPod{rv: fresh[i].ResourceVersion, c: c}
 	}
-	out := make([]rollout.Candidate, 0, len(pods)) // in the pods' order, as candidates() gives them
+	out := make([]rollout.Candidate, 0, len(pods)) // in the pods' order, as Candidates() gives them
 	for _, pod := range pods {
 		out = append(out, next.pods[pod.UID].c)
 	}

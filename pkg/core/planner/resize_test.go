@@ -1,4 +1,4 @@
-package computespec
+package planner
 
 import (
 	"strings"
@@ -33,9 +33,9 @@ func TestResizeCandidates(t *testing.T) {
 		t.Fatal(err)
 	}
 	pods := []*corev1.Pod{resizePod("web-0", "100m", true), resizePod("web-1", "500m", true), resizePod("web-2", "100m", false)}
-	cands := resizeCandidates("Deployment", pods, []string{"app"}, ch)
+	cands := ResizeCandidates("Deployment", pods, []string{"app"}, ch)
 	if len(cands) != 3 {
-		t.Fatalf("got %d candidates", len(cands))
+		t.Fatalf("got %d Candidates", len(cands))
 	}
 	c := cands[0]
 	if len(c.Containers) != 1 || c.Containers[0].Resources == nil {
@@ -56,8 +56,8 @@ func TestResizeCandidates(t *testing.T) {
 			t.Errorf("%s: containers %v, why %q; want none, %q", pods[i].Name, cands[i].Containers, cands[i].Why, want)
 		}
 	}
-	gone := resizeCandidates("Deployment", pods[:1], []string{"sidecar"}, ch)
-	if len(gone[0].Containers) != 0 || !strings.Contains(gone[0].Why, `no container "sidecar"`) {
-		t.Errorf("a missing container: %+v", gone[0])
+	missing := ResizeCandidates("Deployment", pods[:1], []string{"sidecar"}, ch)
+	if len(missing[0].Containers) != 0 || !strings.Contains(missing[0].Why, `no container "sidecar"`) {
+		t.Errorf("a missing container: %+v", missing[0])
 	}
 }

@@ -1,4 +1,4 @@
-package computespec
+package planner
 
 import (
 	"strconv"
@@ -10,15 +10,14 @@ import (
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/core/policy"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
-	"github.com/inplace-dev/inplace/pkg/kube"
 )
 
-// candidates says, for each live pod of a workload, what the push changes.
-func candidates(kind string, pods []*corev1.Pod, push events.UpgradeRequestData, pol policy.Policy) []rollout.Candidate {
+// Candidates says, for each live pod of a workload, what the push changes.
+func Candidates(kind string, pods []*corev1.Pod, push events.UpgradeRequestData, pol policy.Policy) []rollout.Candidate {
 	out := make([]rollout.Candidate, 0, len(pods))
 	for _, pod := range pods {
 		plans, skips := inplace.PlanPod(pod, push, pol)
-		c := podCandidate(kind, pod)
+		c := PodCandidate(kind, pod)
 		c.Containers, c.ReadinessGate = plans, inplace.HasGate(pod)
 		if len(plans) == 0 {
 			c.Why = why(skips)
@@ -28,12 +27,12 @@ func candidates(kind string, pods []*corev1.Pod, push events.UpgradeRequestData,
 	return out
 }
 
-// podCandidate is a live pod of a workload of kind as a candidate, before
+// PodCandidate is a live pod of a workload of kind as a candidate, before
 // its plans: where it runs, whether it is Ready, its StatefulSet ordinal.
-func podCandidate(kind string, pod *corev1.Pod) rollout.Candidate {
+func PodCandidate(kind string, pod *corev1.Pod) rollout.Candidate {
 	c := rollout.Candidate{
 		Pod:   events.PodRef{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), Node: pod.Spec.NodeName},
-		Ready: kube.Ready(pod), Ordinal: -1,
+		Ready: inplace.Ready(pod), Ordinal: -1,
 	}
 	if kind == "StatefulSet" {
 		c.Ordinal = ordinal(pod.Name)
@@ -66,8 +65,8 @@ func ordinal(name string) int {
 	return n
 }
 
-// needsWork reports whether any candidate has something to change.
-func needsWork(cands []rollout.Candidate) bool {
+// NeedsWork reports whether any candidate has something to change.
+func NeedsWork(cands []rollout.Candidate) bool {
 	for _, c := range cands {
 		if len(c.Containers) > 0 {
 			return true
