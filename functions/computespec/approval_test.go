@@ -73,7 +73,7 @@ func TestApprovalHoldsAMajor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	upgradeID := computespec.UpgradeID(push.ID(), w)
+	upgradeID := events.DeriveUpgradeID(push.ID(), w)
 	if req.UpgradeID != upgradeID || !strings.Contains(req.Why, "new major") || !req.ExpiresAt.After(req.RequestedAt) {
 		t.Errorf("approval request %+v", req)
 	}
@@ -123,7 +123,7 @@ func TestApprovalRejected(t *testing.T) {
 	if got := shortTypes(e.handle(push)); len(got) != 1 || got[0] != "upgrade.approval.requested" {
 		t.Fatalf("push under approval: all emitted %v", got)
 	}
-	upgradeID := computespec.UpgradeID(push.ID(), w)
+	upgradeID := events.DeriveUpgradeID(push.ID(), w)
 	if outs := e.handle(e.decision(events.UpgradeRejected, "no", upgradeID, w)); len(outs) != 0 {
 		t.Errorf("a rejection emitted %v", shortTypes(outs))
 	}
@@ -151,7 +151,7 @@ func TestApprovalExpires(t *testing.T) {
 		annotations: map[string]string{"inplace.dev/policy": "semver:major", "inplace.dev/approval": "major"}})
 	push := e.pushed("push-2", "api", "2.0.0", d2)
 	e.handle(push)
-	upgradeID := computespec.UpgradeID(push.ID(), w)
+	upgradeID := events.DeriveUpgradeID(push.ID(), w)
 
 	now = now.Add(config.StandardDefaults().ApprovalTimeout - time.Minute)
 	if outs, err := e.fn.Sweep(t.Context()); err != nil || len(outs) != 0 {

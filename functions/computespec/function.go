@@ -136,11 +136,6 @@ func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudeven
 	return nil, settle.Permanentf("compute-spec: event type %s is not one it takes", e.Type())
 }
 
-// UpgradeID names the rollout of one push on one workload.
-func UpgradeID(pushID string, w events.ObjectRef) string {
-	return "u-" + events.DeriveID(pushID, "upgrade", w.String())[:12]
-}
-
 func wrap(op string, err error) error {
 	if err == nil {
 		return nil

@@ -119,7 +119,7 @@ func (f *Function) start(ctx context.Context, in cloudevents.Event, push events.
 // startOnce begins the rollout of push on one target.
 func (f *Function) startOnce(ctx context.Context, in cloudevents.Event, push events.UpgradeRequestData, t Target) ([]cloudevents.Event, error) {
 	ref := t.Workload.Ref
-	upgradeID := UpgradeID(in.ID(), ref)
+	upgradeID := events.DeriveUpgradeID(in.ID(), ref)
 	dates, err := f.backwards(ctx, t, upgradeID, push)
 	if err != nil {
 		return nil, err

@@ -20,11 +20,6 @@ import (
 // resize request was taken on.
 const EventResizeRequested = "InPlaceResizeRequested"
 
-// ResizeID names a resize request on one workload.
-func ResizeID(requestID string, w events.ObjectRef) string {
-	return "z-" + events.DeriveID(requestID, "resize", w.String())[:12]
-}
-
 // onResize starts a resize request: the workload (or bare pod) must opt
 // in; its pods are planned in waves within its budget, like a push, each
 // named container from the resources it asks now to the request's.
@@ -65,7 +60,7 @@ func (f *Function) onResize(ctx context.Context, in cloudevents.Event) ([]cloude
 		if err := f.allow(ctx, pods); err != nil {
 			return nil, err
 		}
-		id, now := ResizeID(in.ID(), ref), f.d.Now()
+		id, now := events.DeriveResizeID(in.ID(), ref), f.d.Now()
 		r, planned, err := f.beginRequest(ctx, ref, "resize", id, func(prev *rollout.Rollout) (*rollout.Rollout, []*rollout.Pod, error) {
 			r, err := rollout.BeginResize(prev, id, ref, req, resizeOptions(t, req), now)
 			if err != nil {

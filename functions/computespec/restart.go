@@ -21,11 +21,6 @@ import (
 // restart request was taken on.
 const EventRestartRequested = "InPlaceRestartRequested"
 
-// RestartID names a restart request on one workload.
-func RestartID(requestID string, w events.ObjectRef) string {
-	return "r-" + events.DeriveID(requestID, "restart", w.String())[:12]
-}
-
 // onRestart starts a restart request: the workload (or bare pod) must opt
 // in; its pods are planned in waves within its budget, like a push, each
 // container switched to the other reference of the bytes it runs.
@@ -62,7 +57,7 @@ func (f *Function) onRestart(ctx context.Context, in cloudevents.Event) ([]cloud
 		if err := f.allow(ctx, pods); err != nil {
 			return nil, err
 		}
-		id, now := RestartID(in.ID(), ref), f.d.Now()
+		id, now := events.DeriveRestartID(in.ID(), ref), f.d.Now()
 		r, planned, err := f.beginRequest(ctx, ref, "restart", id, func(prev *rollout.Rollout) (*rollout.Rollout, []*rollout.Pod, error) {
 			r, err := rollout.BeginRestart(prev, id, ref, req, restartOptions(t, req.Strategy), now)
 			if err != nil {

@@ -70,7 +70,7 @@ func (f *Function) signer(ctx context.Context, in cloudevents.Event, t Target, p
 // else a note on the one in flight. Redelivered, it changes nothing.
 func (f *Function) recordRefusal(ctx context.Context, in cloudevents.Event, t Target, push events.UpgradeRequestData, why string) error {
 	ref := t.Workload.Ref
-	upgradeID, now := UpgradeID(in.ID(), ref), f.d.Now()
+	upgradeID, now := events.DeriveUpgradeID(in.ID(), ref), f.d.Now()
 	_, err := f.d.Store.Update(ctx, rollout.Key(ref), func(old []byte) ([]byte, error) {
 		prev, err := decode(old)
 		if err != nil {

@@ -20,7 +20,6 @@ import (
 
 	"github.com/inplace-dev/inplace/cmd/inplace/app"
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/functions/computespec"
 	"github.com/inplace-dev/inplace/pkg/bus"
 	"github.com/inplace-dev/inplace/pkg/bus/bustest"
 	"github.com/inplace-dev/inplace/pkg/config"
@@ -211,7 +210,7 @@ func (e *env) push(tag string) pushed {
 	if err := e.b.Publish(e.t.Context(), ev); err != nil {
 		e.t.Fatal(err)
 	}
-	return pushed{upgradeID: computespec.UpgradeID(ev.ID(), e.wl), image: ref + "@" + digest, digest: digest}
+	return pushed{upgradeID: events.DeriveUpgradeID(ev.ID(), e.wl), image: ref + "@" + digest, digest: digest}
 }
 
 // pushed is one rollout the test started.

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/functions/computespec"
 	"github.com/inplace-dev/inplace/pkg/tools/history"
 )
 
@@ -107,7 +106,7 @@ func runResize(cmd *cobra.Command, f *resizeFlags, arg string) error {
 	if err != nil {
 		return err
 	}
-	o := resizeOutput{RequestID: computespec.ResizeID(id, ref), Request: f.req}
+	o := resizeOutput{RequestID: events.DeriveResizeID(id, ref), Request: f.req}
 	e.SetExtension(events.ExtUpgradeID, o.RequestID)
 	if _, err := s.Publish(ctx, e); err != nil {
 		return err

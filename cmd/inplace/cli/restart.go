@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/functions/computespec"
 	"github.com/inplace-dev/inplace/pkg/tools/history"
 )
 
@@ -93,7 +92,7 @@ func runRestart(cmd *cobra.Command, f *restartFlags, arg string) error {
 	if err != nil {
 		return err
 	}
-	requestID := computespec.RestartID(id, ref)
+	requestID := events.DeriveRestartID(id, ref)
 	e.SetExtension(events.ExtUpgradeID, requestID)
 	if _, err := s.Publish(ctx, e); err != nil {
 		return err

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/functions/computespec"
 	"github.com/inplace-dev/inplace/pkg/tools/history"
 )
 
@@ -109,7 +108,7 @@ func publish(cmd *cobra.Command, s *history.Stream, ref events.ObjectRef, push e
 	}
 	// The request carries the upgrade id compute-spec will give it, so a
 	// refusal (its dead letter) is followed too.
-	upgradeID := computespec.UpgradeID(id, ref)
+	upgradeID := events.DeriveUpgradeID(id, ref)
 	e.SetExtension(events.ExtUpgradeID, upgradeID)
 	if _, err := s.Publish(ctx, e); err != nil {
 		return err
