@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/inplace-dev/inplace/pkg/bus/keylock"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 )
 
@@ -34,7 +35,7 @@ type commit struct {
 // re-emits its own plans, as when written alone). The result is the
 // record the steps would have written one by one, in one revision.
 type commits struct {
-	locks keyLocks
+	locks keylock.Locks
 	mu    sync.Mutex
 	queue map[string][]*commit
 }
@@ -51,7 +52,7 @@ func (c *commits) do(ctx context.Context, key string, f *Function, step recordSt
 	c.queue[key] = append(c.queue[key], me)
 	c.mu.Unlock()
 
-	unlock := c.locks.lock(key)
+	unlock := c.locks.Lock(key)
 	defer unlock()
 	if me.done { // written by the holder before us
 		return me.r, me.planned, me.err
@@ -69,7 +70,7 @@ func (c *commits) do(ctx context.Context, key string, f *Function, step recordSt
 // in a group, the others' write would keep it.
 func (c *commits) alone(ctx context.Context, key string, f *Function, step recordStep) (*rollout.Rollout, []*rollout.Pod, error) {
 	me := &commit{step: step}
-	unlock := c.locks.lock(key)
+	unlock := c.locks.Lock(key)
 	defer unlock()
 	f.writeGroup(ctx, key, []*commit{me})
 	return me.r, me.planned, me.err

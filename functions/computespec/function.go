@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/bus/keylock"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
@@ -90,8 +91,10 @@ type Deps struct {
 type Function struct {
 	d       Deps
 	commits commits
-	plans   planner.Memo
-	dated   dateCache
+	// syncs holds one template sync at a time per workload.
+	syncs keylock.Locks
+	plans planner.Memo
+	dated dateCache
 }
 
 // New returns compute-spec.

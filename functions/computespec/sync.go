@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/utils/keymutex"
-
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/bus/notify"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
@@ -32,9 +30,6 @@ type Syncer interface {
 type changeWatcher interface {
 	Changed(ref events.ObjectRef) (<-chan struct{}, func())
 }
-
-// syncLocks holds one template sync at a time per workload.
-var syncLocks = keymutex.NewHashed(64)
 
 // maxSyncWait bounds how long one delivery waits for a controller to move
 // during a template sync before it hands the wait to the bus (NotYet);
@@ -62,8 +57,7 @@ const (
 // driving is waited for, woken by the record's changes (awaitSync).
 func (f *Function) syncTemplate(ctx context.Context, r *rollout.Rollout) (*rollout.Rollout, error) {
 	key := rollout.Key(r.Workload)
-	syncLocks.LockKey(key)
-	defer func() { _ = syncLocks.UnlockKey(key) }()
+	defer f.syncs.Lock(key)()
 	cur, err := f.syncing(ctx, r)
 	if err != nil || cur.Phase == rollout.Completed {
 		return cur, err

@@ -16,10 +16,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/keymutex"
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/bus"
+	"github.com/inplace-dev/inplace/pkg/bus/keylock"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
 	"github.com/inplace-dev/inplace/pkg/kube"
@@ -108,14 +108,10 @@ type Function struct {
 	d Deps
 	// pods is one decision at a time per pod: two deliveries of one plan
 	// (a redelivery, a replay) never drain and patch together.
-	pods keymutex.KeyMutex
+	pods keylock.Locks
 	// waiters are the slots of the deliveries waiting in-process.
 	waiters chan struct{}
 }
-
-// lockBuckets bounds the per-pod locks: pods hashed to one bucket wait
-// for each other; many more buckets than workers keep that rare.
-const lockBuckets = 256
 
 // New returns the function.
 func New(d Deps) *Function {
@@ -152,7 +148,7 @@ func New(d Deps) *Function {
 	if d.Waiters <= 0 {
 		d.Waiters = 2
 	}
-	return &Function{d: d, pods: keymutex.NewHashed(lockBuckets), waiters: make(chan struct{}, d.Waiters)}
+	return &Function{d: d, waiters: make(chan struct{}, d.Waiters)}
 }
 
 // Name implements runner.Function.
@@ -174,8 +170,7 @@ func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudeven
 	}
 	s := step{f: f, in: e, plan: d.Plan}
 	key := d.Plan.Pod.Namespace + "/" + d.Plan.Pod.Name
-	f.pods.LockKey(key)
-	defer func() { _ = f.pods.UnlockKey(key) }()
+	defer f.pods.Lock(key)()
 	release, err := bus.TakeLease(ctx, f.d.Leases, Name, d.Plan.Pod.UID)
 	if err != nil {
 		return nil, err

@@ -13,10 +13,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/keymutex"
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/bus"
+	"github.com/inplace-dev/inplace/pkg/bus/keylock"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/kube"
@@ -83,12 +83,8 @@ type Function struct {
 	// and container.restarted for one pod arrive together, and each would
 	// otherwise read, decide and write the same step (all but one write
 	// failing their precondition).
-	pods keymutex.KeyMutex
+	pods keylock.Locks
 }
-
-// lockBuckets bounds the per-pod locks: pods hashed to one bucket wait
-// for each other; many more buckets than workers keep that rare.
-const lockBuckets = 256
 
 // New returns the function.
 func New(d Deps) *Function {
@@ -113,7 +109,7 @@ func New(d Deps) *Function {
 	if d.RollbackMin <= 0 {
 		d.RollbackMin = 2 * time.Minute
 	}
-	return &Function{d: d, pods: keymutex.NewHashed(lockBuckets)}
+	return &Function{d: d}
 }
 
 // Name implements runner.Function.
@@ -131,8 +127,7 @@ func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudeven
 		return nil, err
 	}
 	key := s.ref.Namespace + "/" + s.ref.Name
-	f.pods.LockKey(key)
-	defer func() { _ = f.pods.UnlockKey(key) }()
+	defer f.pods.Lock(key)()
 	release, err := bus.TakeLease(ctx, f.d.Leases, Name, cmp.Or(s.ref.UID, s.ref.Namespace+"."+s.ref.Name))
 	if err != nil {
 		return nil, err

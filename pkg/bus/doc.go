@@ -11,7 +11,8 @@
 // the handler's error (package settle).
 //
 // This folder is also the transport layer: bus and its sub-packages (runner,
-// busauth, embednats, metrics, notify, brokerauth) carry events and wake-ups.
+// busauth, embednats, metrics, notify, brokerauth, keylock) carry events and
+// wake-ups and serialise their handling per key.
 // They import the pure core (pkg/core/...), the events contract and each
 // other; never pkg/kube, pkg/inputs, pkg/tools, pkg/config, functions or
 // cmd. pkg/layers_test.go keeps this true.

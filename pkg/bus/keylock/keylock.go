@@ -1,0 +1,61 @@
+// Package keylock serialises work per key inside one process: the
+// deliveries that concern one pod (patch-pod, verify) or one workload
+// (compute-spec's record commits and template syncs) run one at a time,
+// while other keys run in parallel.
+//
+// A handler here answers its delivery synchronously (its result settles the
+// message), so the work cannot be handed to a queue and picked up later as a
+// controller's worker would; it waits for its key instead. Each key has its
+// own lock (no buckets shared between keys, so holding one key never blocks
+// another), made when first wanted and dropped when nobody holds or waits
+// for it, so the set stays as small as the work in flight.
+//
+// Across replicas this is not enough and is not meant to be: the per-pod
+// lease (pkg/bus) and the guarded writes are what hold there.
+package keylock
+
+import "sync"
+
+// Locks is a set of mutexes by key. The zero value is ready to use.
+type Locks struct {
+	mu   sync.Mutex
+	keys map[string]*lock
+}
+
+type lock struct {
+	sync.Mutex
+	users int // holders and waiters
+}
+
+// Lock waits until no one else holds key, holds it, and returns the
+// function that releases it (to be called once).
+func (l *Locks) Lock(key string) (unlock func()) {
+	l.mu.Lock()
+	if l.keys == nil {
+		l.keys = map[string]*lock{}
+	}
+	k := l.keys[key]
+	if k == nil {
+		k = &lock{}
+		l.keys[key] = k
+	}
+	k.users++
+	l.mu.Unlock()
+
+	k.Lock()
+	return func() {
+		k.Unlock()
+		l.mu.Lock()
+		if k.users--; k.users == 0 {
+			delete(l.keys, key)
+		}
+		l.mu.Unlock()
+	}
+}
+
+// Len is the number of keys held or waited for.
+func (l *Locks) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.keys)
+}
