@@ -17,7 +17,7 @@ import (
 	"github.com/inplace-dev/inplace/pkg/inputs/registry"
 )
 
-// goldenDir holds pkg/registry's public payloads and expected pushes.
+// goldenDir holds pkg/inputs/registry's public payloads and expected pushes.
 const goldenDir = "../registry/testdata"
 
 type golden struct {
