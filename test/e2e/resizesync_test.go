@@ -152,12 +152,18 @@ func (e *env) checkResizedInPlace(app string, before map[string]podState, want c
 // Ready.
 func (e *env) createSized(kind, name string, replicas int32, cpuRequest, image string) {
 	e.t.Helper()
+	e.createWith(kind, name, replicas, cpu(cpuRequest), image)
+}
+
+// createWith is createSized with the container's resources.
+func (e *env) createWith(kind, name string, replicas int32, res corev1.ResourceRequirements, image string) {
+	e.t.Helper()
 	labels := map[string]string{"app": name}
 	meta := metav1.ObjectMeta{Name: name, Namespace: e.ns,
 		Annotations: map[string]string{"inplace.dev/policy": "digest", "inplace.dev/max-unavailable": "1"}}
 	sel := &metav1.LabelSelector{MatchLabels: labels}
 	tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
-		Name: "app", Image: image, Resources: cpu(cpuRequest),
+		Name: "app", Image: image, Resources: res,
 		ResizePolicy: []corev1.ContainerResizePolicy{{ResourceName: corev1.ResourceCPU, RestartPolicy: corev1.NotRequired}}}}}}
 	apps, ctx, n := e.w.Client().AppsV1(), e.t.Context(), int(replicas)
 	var err error

@@ -1,0 +1,106 @@
+package e2e_test
+
+import (
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/inplace-dev/inplace/pkg/core/inplace"
+	"github.com/inplace-dev/inplace/test/images/settings"
+	"github.com/inplace-dev/inplace/test/traffic"
+	"github.com/inplace-dev/inplace/test/world"
+)
+
+// An in-place rollout with the readiness gate loses no request: while the
+// traffic probe, a pod of the world, sends requests at a steady rate to a
+// ClusterIP Service by its DNS name (CoreDNS, kube-proxy), every pod of
+// the Deployment behind it moves to the new version, and not one request
+// fails; the versions answered move from the old one to the new one.
+func TestRolloutBehindAServiceLosesNoRequest(t *testing.T) {
+	e := newEnv(t)
+	requireRealNodes(t, e, "the traffic probe and the app it calls are programs that only real nodes run")
+	const n = 4
+	e.push("web", "1.0.0")
+	e.service("web")
+	e.deployServing("web", n, e.ref("web", "1.0.0"))
+	e.waitReadyEndpoints("web", n)
+
+	p, err := traffic.Start(t.Context(), e.w.Client(), e.ns, "http://web."+e.ns+".svc.cluster.local/", traffic.Options{Registry: e.w.Registry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := p.Wait(t.Context(), time.Minute, "100 answers of 1.0.0", func(c traffic.Counts) bool { return c.Versions["1.0.0"] >= 100 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest := e.push("web", "1.1.0")
+	e.waitAllOn("web", n, digest, 4*time.Minute)
+	e.waitReadyEndpoints("web", n)
+	moved, err := p.Counts(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Wait(t.Context(), time.Minute, "100 more answers of 1.1.0", func(c traffic.Counts) bool {
+		return c.Versions["1.1.0"] >= moved.Versions["1.1.0"]+100
+	}); err != nil {
+		t.Fatal(err)
+	}
+	final, err := p.Stop(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("traffic: before the push %+v; once every pod ran 1.1.0 %+v; at the end %+v", before.Versions, moved.Versions, final.Versions)
+	if final.Failed != 0 {
+		t.Errorf("%d of %d requests failed (refused %d, reset %d, timeout %d, 5xx %d, other %d); latest: %+v",
+			final.Failed, final.Sent, final.Refused, final.Reset, final.Timeout, final.ServerError, final.Other, final.Samples)
+	}
+	if len(before.Versions) != 1 {
+		t.Errorf("versions answered before the push %v; want 1.0.0 only", before.Versions)
+	}
+	if final.Versions["1.0.0"] != moved.Versions["1.0.0"] {
+		t.Errorf("1.0.0 answered %d times after every pod ran 1.1.0", final.Versions["1.0.0"]-moved.Versions["1.0.0"])
+	}
+	if final.Versions["1.1.0"] < moved.Versions["1.1.0"]+100 || len(final.Versions) != 2 {
+		t.Errorf("versions answered %v; want 1.0.0 then 1.1.0 only", final.Versions)
+	}
+}
+
+// requireRealNodes skips the test unless the world's nodes are real, saying why.
+func requireRealNodes(t *testing.T, e *env, why string) {
+	t.Helper()
+	if !e.w.IsReal() {
+		t.Skipf("%s nodes: %s (INPLACE_NODES=%s)", e.w.Mode, why, world.NodesReal)
+	}
+}
+
+// deployServing creates an opted-in Deployment (semver:minor, the
+// readiness gate, max-unavailable 1) of the app serving on 8080 the way a
+// service's pods do: Ready once /readyz answers, and serving on for 2 s
+// after SIGTERM while kube-proxy takes it out of the Service.
+func (e *env) deployServing(name string, replicas int32, image string) {
+	e.t.Helper()
+	labels := map[string]string{"app": name}
+	probe := &corev1.Probe{PeriodSeconds: 1, ProbeHandler: corev1.ProbeHandler{
+		HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt32(8080)}}}
+	c := corev1.Container{Name: "app", Image: image, ReadinessProbe: probe,
+		Env: []corev1.EnvVar{{Name: settings.AppPrefix + settings.StopDelayVar, Value: "2s"}}}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns,
+			Annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "1"}},
+		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
+				Containers:     []corev1.Container{c},
+				ReadinessGates: []corev1.PodReadinessGate{{ConditionType: inplace.ReadinessGate}}}}},
+	}
+	if _, err := e.w.Client().AppsV1().Deployments(e.ns).Create(e.t.Context(), d, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := world.WaitPods(e.t.Context(), e.w.Client(), e.ns, "app="+name, 2*time.Minute, "all Ready",
+		world.AllReady(int(replicas))); err != nil {
+		e.t.Fatal(err)
+	}
+}
