@@ -40,6 +40,12 @@ type Options struct {
 	// NodeRestriction admission) and the API server reaches the kubelets
 	// with a client certificate of its own.
 	BindAddress string
+	// ServiceAccountTokens turns on the ServiceAccount admission plugin:
+	// pods get their ServiceAccount's token mounted (real nodes), so
+	// programs in pods reach the API server, as an install of inplace's
+	// manifests does. Off, pods are admitted with no token, and before
+	// their namespace's default ServiceAccount exists.
+	ServiceAccountTokens bool
 }
 
 // Cluster is a running control plane.

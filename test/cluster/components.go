@@ -105,9 +105,11 @@ func (c *Cluster) apiServerArgs(port int) ([]string, error) {
 		"--service-account-signing-key-file=" + c.pki.saKey,
 		"--service-cluster-ip-range=10.0.0.0/16",
 		"--endpoint-reconciler-type=" + c.endpointReconciler(),
-		"--disable-admission-plugins=ServiceAccount",
 		"--allow-privileged=true",
 		"--profiling=false",
+	}
+	if !c.opts.ServiceAccountTokens {
+		args = append(args, "--disable-admission-plugins=ServiceAccount")
 	}
 	if c.opts.BindAddress == "" {
 		return args, nil
