@@ -13,15 +13,21 @@ import (
 	"github.com/inplace-dev/inplace/test/cluster"
 	"github.com/inplace-dev/inplace/test/hollow"
 	"github.com/inplace-dev/inplace/test/kubelet"
+	"github.com/inplace-dev/inplace/test/realnode"
 	"github.com/inplace-dev/inplace/test/registry"
 )
 
-// pools is the control plane with one simulated and one hollow node.
+// pools is the control plane with one simulated and one hollow node and,
+// with INPLACE_NODES=real on a machine that can run it, one real node.
 type pools struct {
 	cluster  *cluster.Cluster
 	registry *registry.Registry
 	sim      *kubelet.Kubelet
 	hollow   *hollow.Nodes
+	host     *realnode.Host
+	real     *realnode.Nodes
+	// noReal says why there is no real node.
+	noReal string
 }
 
 var shared *pools
@@ -29,6 +35,7 @@ var shared *pools
 const (
 	simNode    = "sim-0"
 	hollowNode = "hollow-0"
+	realNode   = "real-0"
 )
 
 func TestMain(m *testing.M) {
@@ -49,11 +56,16 @@ func TestMain(m *testing.M) {
 
 func start(ctx context.Context) (*pools, error) {
 	p := &pools{}
-	var err error
-	if p.cluster, err = cluster.Start(ctx, cluster.Options{}); err != nil {
+	co, err := p.prepareReal(ctx)
+	if err != nil {
+		p.stop()
 		return nil, err
 	}
-	if p.registry, err = registry.Start(ctx, registry.Options{}); err != nil {
+	if p.cluster, err = cluster.Start(ctx, co); err != nil {
+		p.stop()
+		return nil, err
+	}
+	if p.registry, err = registry.Start(ctx, registry.Options{Runnable: p.host != nil}); err != nil {
 		p.stop()
 		return nil, err
 	}
@@ -79,6 +91,10 @@ func start(ctx context.Context) (*pools, error) {
 		p.stop()
 		return nil, err
 	}
+	if err := p.startReal(ctx, bin); err != nil {
+		p.stop()
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -96,6 +112,9 @@ func timings() kubelet.Timings {
 }
 
 func (p *pools) stop() {
+	if p.real != nil {
+		p.real.Stop()
+	}
 	if p.hollow != nil {
 		p.hollow.Stop()
 	}
@@ -107,6 +126,9 @@ func (p *pools) stop() {
 	}
 	if p.cluster != nil {
 		p.cluster.Stop()
+	}
+	if p.host != nil {
+		_ = p.host.Close()
 	}
 }
 
