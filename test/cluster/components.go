@@ -234,7 +234,7 @@ func (c *Cluster) waitControllerManager(ctx context.Context, p *proc.Process, po
 		if err := errExited(p); err != nil {
 			return false, err
 		}
-		if !healthy(ctx, hc, url) {
+		if !HTTPOK(ctx, hc, url) {
 			return false, nil
 		}
 		_, err := c.client.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
@@ -245,7 +245,8 @@ func (c *Cluster) waitControllerManager(ctx context.Context, p *proc.Process, po
 	})
 }
 
-func healthy(ctx context.Context, hc *http.Client, url string) bool {
+// HTTPOK reports whether a GET of url answers 200 OK.
+func HTTPOK(ctx context.Context, hc *http.Client, url string) bool {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return false

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
+	"github.com/inplace-dev/inplace/test/cluster"
 	"github.com/inplace-dev/inplace/test/nodepool"
 	"github.com/inplace-dev/inplace/test/proc"
 )
@@ -149,7 +150,7 @@ func (n *Nodes) waitNetwork(ctx context.Context) error {
 			return false, err
 		}
 		for _, u := range urls {
-			if !httpOK(ctx, hc, u) {
+			if !cluster.HTTPOK(ctx, hc, u) {
 				return false, nil
 			}
 		}
@@ -159,17 +160,4 @@ func (n *Nodes) waitNetwork(ctx context.Context) error {
 		return fmt.Errorf("wait for CoreDNS and kube-proxy: %w", err)
 	}
 	return nil
-}
-
-func httpOK(ctx context.Context, hc *http.Client, url string) bool {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return false
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
 }
