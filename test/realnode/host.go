@@ -18,6 +18,7 @@ type Host struct {
 	mu        sync.Mutex // guards st
 	st        *state
 	closeOnce sync.Once
+	unshare   func() // drops the machine's shared hold (share.go)
 	closeErr  error
 }
 
@@ -29,6 +30,20 @@ func Prepare(ctx context.Context, log *slog.Logger) (*Host, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	unshare, err := share()
+	if err != nil {
+		return nil, fmt.Errorf("prepare real nodes: %w", err)
+	}
+	h, err := prepare(ctx, log)
+	if err != nil {
+		unshare()
+		return nil, err
+	}
+	h.unshare = unshare
+	return h, nil
+}
+
+func prepare(ctx context.Context, log *slog.Logger) (*Host, error) {
 	unlock, err := lock()
 	if err != nil {
 		return nil, fmt.Errorf("prepare real nodes: %w", err)
@@ -138,6 +153,9 @@ func (h *Host) Close() error {
 		}
 		defer unlock()
 		h.closeErr = h.closeLocked()
+		if h.unshare != nil {
+			h.unshare()
+		}
 	})
 	return h.closeErr
 }

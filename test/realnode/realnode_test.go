@@ -79,6 +79,7 @@ func startWorld(ctx context.Context, t *testing.T) *world.World {
 func TestNothingLeftBehind(t *testing.T) {
 	requireReal(t)
 	ctx := t.Context()
+	haveMachineAlone(t)
 	before := snapshot(t)
 	w := startWorld(ctx, t)
 	during := snapshot(t)
@@ -106,9 +107,10 @@ func TestNothingLeftBehind(t *testing.T) {
 func TestCrashedPoolIsRemoved(t *testing.T) {
 	requireReal(t)
 	ctx := t.Context()
+	haveMachineAlone(t)
 	before := snapshot(t)
 	child := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestCrashHelper$", "-test.v", "-test.timeout=5m")
-	child.Env = append(os.Environ(), crashHelperEnv+"=1")
+	child.Env = append(os.Environ(), crashHelperEnv+"=1", realnode.AloneEnv+"=1")
 	child.Stderr = os.Stderr
 	out, err := child.StdoutPipe()
 	if err != nil {
@@ -135,6 +137,19 @@ func TestCrashedPoolIsRemoved(t *testing.T) {
 		t.Errorf("close: %v", err)
 	}
 	compare(t, before, snapshot(t))
+}
+
+// haveMachineAlone waits until no other pool runs (another package's
+// test world, when go test runs packages in parallel), removes what dead
+// ones left, and keeps new ones out until the test ends, so the snapshots
+// see this test's pool only.
+func haveMachineAlone(t *testing.T) {
+	t.Helper()
+	release, err := realnode.Alone(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
 }
 
 // TestCrashHelper is the child of TestCrashedPoolIsRemoved: it starts a
