@@ -47,11 +47,10 @@ func TestInstallAsDocumented(t *testing.T) {
 
 	// 1. The image.
 	out := u.run(moduleRoot, "make", "image", "REGISTRY="+w.Registry.Host()+"/inplace", "PLATFORMS=linux/amd64")
-	i := strings.Index(out, "images:\n")
-	if i < 0 {
+	images := kustomizeImages(out)
+	if images == "" {
 		t.Fatalf("make image printed no kustomize images: entries:\n%s", out)
 	}
-	images := out[i:]
 	// 2. NATS identities.
 	u.run(u.dir, u.inplace, "nats", "credentials", "./creds")
 	// 3. The overlay.
@@ -81,6 +80,25 @@ func TestInstallAsDocumented(t *testing.T) {
 	if left := u.run(u.dir, u.kubectl, "get", "-k", "my-inplace", "--ignore-not-found", "-o", "name"); strings.TrimSpace(left) != "" {
 		t.Errorf("kubectl delete -k left behind:\n%s", left)
 	}
+}
+
+// kustomizeImages is the images: block in what make image printed, as a
+// user copies it: the images: line and the indented lines under it.
+func kustomizeImages(out string) string {
+	var b strings.Builder
+	in := false
+	for line := range strings.Lines(out) {
+		switch {
+		case strings.TrimRight(line, "\n") == "images:":
+			in = true
+		case in && !strings.HasPrefix(line, "  "):
+			return b.String()
+		}
+		if in {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
 }
 
 // upgradeInPlace opts a Deployment in, points the registry's webhook at

@@ -30,7 +30,16 @@ func newUser(t *testing.T, w *world.World) *user {
 		t.Fatal(err)
 	}
 	u := &user{t: t, dir: t.TempDir(), kubectl: filepath.Join(bins, "kubectl")}
-	u.env = append(os.Environ(), "KUBECONFIG="+w.Cluster.Kubeconfig())
+	// A user's shell, not the make running the tests: without make's
+	// variables, a make the user runs prints no make[1] lines.
+	for _, kv := range os.Environ() {
+		switch name, _, _ := strings.Cut(kv, "="); name {
+		case "MAKELEVEL", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES":
+		default:
+			u.env = append(u.env, kv)
+		}
+	}
+	u.env = append(u.env, "KUBECONFIG="+w.Cluster.Kubeconfig())
 	u.inplace = filepath.Join(u.dir, "inplace")
 	u.run(moduleRoot, "go", "build", "-o", u.inplace, "./cmd/inplace")
 	return u
