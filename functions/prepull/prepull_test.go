@@ -84,7 +84,9 @@ func TestPrepullSkips(t *testing.T) {
 	v1 := fntest.Push(t, w, "prepull/skip", "v1")
 	v2 := fntest.Push(t, w, "prepull/skip", "v2")
 	node := w.NodeNames()[1]
-	onV2 := fntest.Pod(appNS, "already", v2.Ref, false)
+	// Pinned: the node may hold an older push of the v2 tag (the shared
+	// world under -count), which a tag with IfNotPresent would run.
+	onV2 := fntest.Pod(appNS, "already", v2.Pinned, false)
 	onV2.Spec.NodeName = node
 	already := fntest.RunPod(t, w, onV2)
 	target := fntest.Pod(appNS, "app", v1.Ref, false)
