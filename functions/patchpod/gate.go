@@ -20,7 +20,7 @@ import (
 // EndpointSlice controller take their time to honour the gate). It returns
 // nil when the patch may go, "not yet" with the time the decision can next
 // change by itself (the grace's end, the DrainTimeout deadline, else the
-// Drain recheck: with Changes the watch wakes the delivery sooner), or a
+// DrainRecheck: with Changes the watch wakes the delivery sooner), or a
 // refusal when the pod stayed in service past DrainTimeout.
 func (s *step) drain(ctx context.Context, pod *corev1.Pod, now time.Time) error {
 	grace := time.Duration(s.plan.GraceSeconds) * time.Second
@@ -32,7 +32,7 @@ func (s *step) drain(ctx context.Context, pod *corev1.Pod, now time.Time) error 
 		}
 		s.f.d.Recorder.Eventf(pod, corev1.EventTypeNormal, EventUpgrade,
 			"Readiness gate %s set False; patching in %s, once the pod is out of service", inplace.ReadinessGate, grace)
-		wait := max(grace+time.Second, s.f.d.Drain) // polled: give the kubelet its second
+		wait := max(grace+time.Second, s.f.d.DrainRecheck) // polled: give the kubelet its second
 		if s.f.d.Changes != nil {
 			wait = max(grace, time.Millisecond) // watched: look again at once, or when the grace ends
 		}
@@ -52,7 +52,7 @@ func (s *step) drain(ctx context.Context, pod *corev1.Pod, now time.Time) error 
 	case now.Sub(since) > s.f.d.DrainTimeout:
 		return errNotDrained{fmt.Sprintf("readiness gate False for %s and %s", now.Sub(since).Round(time.Second), msg)}
 	}
-	next := min(s.f.d.Drain, since.Add(s.f.d.DrainTimeout).Sub(now)+time.Millisecond)
+	next := min(s.f.d.DrainRecheck, since.Add(s.f.d.DrainTimeout).Sub(now)+time.Millisecond)
 	return onWatch(settle.NotYet(next, "pod %s: gate False, waiting to leave service: %s", s.plan.Pod, msg))
 }
 

@@ -81,16 +81,16 @@ type Deps struct {
 	// others answer "not yet" and poll), below the runner's workers so
 	// they stay free for other pods; default 2.
 	Waiters int
-	// Busy is how soon a pod with another upgrade under way is tried
-	// again; default 2s, or with Changes 10s (a safety net: that
+	// BusyRecheck is how soon a pod with another upgrade under way is
+	// tried again; default 2s, or with Changes 10s (a safety net: that
 	// upgrade's end, verify's or a rollback's last write, changes the pod
 	// and wakes the delivery).
-	Busy time.Duration
-	// Drain is how soon a gated pod is looked at again while it leaves
-	// service; default 250ms, or with Changes 10s (a safety net for a lost
+	BusyRecheck time.Duration
+	// DrainRecheck is how soon a gated pod is looked at again while it
+	// leaves service; default 250ms, or with Changes 10s (a safety net for a lost
 	// wake-up: the watch moves it). DrainTimeout bounds that wait (from
 	// the gate going False); past it the upgrade is refused; default 60s.
-	Drain, DrainTimeout time.Duration
+	DrainRecheck, DrainTimeout time.Duration
 	// Restarts counts the containers restarted on purpose (restart
 	// requests), by namespace, pod and container; nil counts none.
 	Restarts *prometheus.CounterVec
@@ -122,7 +122,7 @@ func New(d Deps) *Function {
 		d.Clock = clock.RealClock{}
 	}
 	if d.Recorder == nil {
-		d.Recorder = &record.FakeRecorder{}
+		d.Recorder = kube.NoEvents{}
 	}
 	if d.Reader == nil {
 		d.Reader = kube.Live{Client: d.Client}
@@ -130,16 +130,16 @@ func New(d Deps) *Function {
 	if d.Slices == nil {
 		d.Slices = kube.Live{Client: d.Client}
 	}
-	if d.Busy <= 0 {
-		d.Busy = 2 * time.Second
+	if d.BusyRecheck <= 0 {
+		d.BusyRecheck = 2 * time.Second
 		if d.Changes != nil {
-			d.Busy = watchedRecheck
+			d.BusyRecheck = watchedRecheck
 		}
 	}
-	if d.Drain <= 0 {
-		d.Drain = 250 * time.Millisecond
+	if d.DrainRecheck <= 0 {
+		d.DrainRecheck = 250 * time.Millisecond
 		if d.Changes != nil {
-			d.Drain = watchedRecheck
+			d.DrainRecheck = watchedRecheck
 		}
 	}
 	if d.DrainTimeout <= 0 {
@@ -233,7 +233,7 @@ func (s *step) attempt(ctx context.Context) ([]cloudevents.Event, error) {
 	patch, err := inplace.Patch(pod, s.plan, now)
 	if errors.Is(err, inplace.ErrBusy) {
 		if !s.over(ctx, pod, st) {
-			return nil, onWatch(settle.NotYet(s.f.d.Busy, "%v", err))
+			return nil, onWatch(settle.NotYet(s.f.d.BusyRecheck, "%v", err))
 		}
 		// The record has the pod under this upgrade, so the one before
 		// ended (a success on the bus and in the record leaves its state

@@ -38,7 +38,7 @@ func (s *step) resize(ctx context.Context, pod *corev1.Pod) ([]cloudevents.Event
 		patch, err := inplace.ResizeStatePatch(pod, s.plan, s.f.d.Clock.Now())
 		switch {
 		case errors.Is(err, inplace.ErrBusy):
-			return nil, onWatch(settle.NotYet(s.f.d.Busy, "%v", err))
+			return nil, onWatch(settle.NotYet(s.f.d.BusyRecheck, "%v", err))
 		case err != nil:
 			return s.refused(ctx, pod, inplace.ReasonChangedByOthers, err.Error())
 		}

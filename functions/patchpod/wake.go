@@ -22,8 +22,8 @@ type Changes interface {
 // Waker is what the watch handlers wake (notify.Keys).
 type Waker interface{ Wake(key string) }
 
-// watchedRecheck is Drain's default with Changes: a safety net for a lost
-// wake-up only; the watch moves a draining pod on.
+// watchedRecheck is DrainRecheck's and BusyRecheck's default with Changes:
+// a safety net for a lost wake-up only; the watch moves a draining pod on.
 const watchedRecheck = 10 * time.Second
 
 // maxWait bounds one wait within a delivery (and half of what is left of

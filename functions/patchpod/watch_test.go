@@ -190,7 +190,7 @@ func watchedReading(t *testing.T, wrap func(kube.Reader) kube.Reader) (*world.Wo
 	}
 	r := c.Reader(client)
 	f := patchpod.New(patchpod.Deps{Client: client, Reader: wrap(r), Slices: r, Changes: keys, Guard: fntest.Guard(client),
-		Recorder: fntest.Recorder(t, client, patchpod.Name), Drain: time.Hour, DrainTimeout: time.Hour, Busy: time.Hour})
+		Recorder: fntest.Recorder(t, client, patchpod.Name), DrainRecheck: time.Hour, DrainTimeout: time.Hour, BusyRecheck: time.Hour})
 	return w, ns, f
 }
 

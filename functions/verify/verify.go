@@ -95,7 +95,7 @@ func New(d Deps) *Function {
 		d.Clock = clock.RealClock{}
 	}
 	if d.Recorder == nil {
-		d.Recorder = &record.FakeRecorder{}
+		d.Recorder = kube.NoEvents{}
 	}
 	if d.Reader == nil {
 		d.Reader = kube.Live{Client: d.Client}

@@ -12,6 +12,7 @@ import (
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/inplace-dev/inplace/functions/computespec"
@@ -122,7 +123,9 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 		f := computespec.New(cd)
 		fns = append(fns, f)
 		if d.Publish != nil {
-			loops = append(loops, func(ctx context.Context) { every(ctx, d.WatchdogPeriod, watchdog(f, d.Publish), d.Log) })
+			loops = append(loops, func(ctx context.Context) {
+				wait.UntilWithContext(ctx, logFailure(watchdog(f, d.Publish), d.Log), d.WatchdogPeriod)
+			})
 		}
 		if wakes {
 			w, err := computespec.NewWaker(f, d.Informers, d.Publish, d.Log.With("function", computespec.Name))
@@ -145,14 +148,14 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 		}
 		f := prepull.New(pd)
 		fns = append(fns, f)
-		loops = append(loops, func(ctx context.Context) { every(ctx, sweepEvery, f.Sweep, d.Log) })
+		loops = append(loops, func(ctx context.Context) { wait.UntilWithContext(ctx, logFailure(f.Sweep, d.Log), sweepEvery) })
 		if d.WatchRollouts != nil {
 			loops = append(loops, func(ctx context.Context) {
 				watch(ctx, d.WatchRollouts, func(k string, rev uint64, v []byte) { f.Warm(ctx, k, rev, v) }, d.Log)
 			})
 		}
 	}
-	records := func(fn string) *guard.Guard {
+	guardFor := func(fn string) *guard.Guard {
 		g := &guard.Guard{Client: d.Kube, Records: d.Store, Decoded: decoded}
 		if r := d.Records[fn]; r != nil {
 			g.Records = r
@@ -163,7 +166,7 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 		return g
 	}
 	if slices.Contains(names, patchpod.Name) {
-		pd := patchpod.Deps{Client: d.Kube, Reader: d.Reader, Guard: records(patchpod.Name), Recorder: recorder(patchpod.Name),
+		pd := patchpod.Deps{Client: d.Kube, Reader: d.Reader, Guard: guardFor(patchpod.Name), Recorder: recorder(patchpod.Name),
 			Log: d.Log.With("function", patchpod.Name)}
 		if l := d.Leases[patchpod.Name]; l != nil {
 			pd.Leases = l
@@ -175,7 +178,7 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 		fns = append(fns, patchpod.New(pd))
 	}
 	if slices.Contains(names, verify.Name) {
-		vd := verify.Deps{Client: d.Kube, Reader: d.Reader, Guard: records(verify.Name), Config: d.Defaults, Recorder: recorder(verify.Name),
+		vd := verify.Deps{Client: d.Kube, Reader: d.Reader, Guard: guardFor(verify.Name), Config: d.Defaults, Recorder: recorder(verify.Name),
 			Log: d.Log.With("function", verify.Name)}
 		if l := d.Leases[verify.Name]; l != nil {
 			vd.Leases = l
@@ -210,7 +213,7 @@ func watchDrains(pd *patchpod.Deps, d FunctionDeps) {
 			return
 		}
 	}
-	pd.Drain = 250 * time.Millisecond // the slices are not watched: poll them
+	pd.DrainRecheck = 250 * time.Millisecond // the slices are not watched: poll them
 }
 
 // buildFunctions makes the functions p names, and the pod watcher.
@@ -312,18 +315,12 @@ func watch[F any](ctx context.Context, w func(context.Context, F) error, fn F, l
 // watchBackoff is the wait before a failed watch starts again.
 const watchBackoff = 2 * time.Second
 
-// every runs fn each period until ctx ends, logging failures.
-func every(ctx context.Context, period time.Duration, fn func(context.Context) error, log *slog.Logger) {
-	t := time.NewTicker(period)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := fn(ctx); err != nil {
-				log.Warn("periodic task failed", "err", err)
-			}
+// logFailure adapts a periodic task for wait.UntilWithContext: a failure
+// is logged, and the next period tries again.
+func logFailure(fn func(context.Context) error, log *slog.Logger) func(context.Context) {
+	return func(ctx context.Context) {
+		if err := fn(ctx); err != nil {
+			log.Warn("periodic task failed", "err", err)
 		}
 	}
 }

@@ -26,14 +26,14 @@ func (s *Syncer) daemonSet(ctx context.Context, r *rollout.Rollout, p *rollout.S
 	c := s.Client.AppsV1().DaemonSets(r.Workload.Namespace)
 	ds, err := c.Get(ctx, r.Workload.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return impossible(p, ReasonWorkloadDeleted, "the DaemonSet was deleted")
+		return notSynced(p, ReasonWorkloadDeleted, "the DaemonSet was deleted")
 	}
 	if err != nil {
 		return err
 	}
 	switch p.Step {
 	case StepStart:
-		if done, err := s.beginEither(ctx, r, p, ds.ObjectMeta, ds.Spec.Template.Spec, ds.Spec.Selector); done || err != nil {
+		if done, err := s.beginSync(ctx, r, p, ds.ObjectMeta, ds.Spec.Template.Spec, ds.Spec.Selector); done || err != nil {
 			return err
 		}
 		if err := s.daemonSetTemplate(ctx, r, p, ds); err != nil {
@@ -65,7 +65,7 @@ func (s *Syncer) daemonSet(ctx context.Context, r *rollout.Rollout, p *rollout.S
 		p.Step = StepRelabeled
 	case StepRelabeled:
 		body, err := inplace.DaemonSetRestorePatch(ds)
-		if err := apply(ctx, c.Patch, ds.Name, body, err); err != nil {
+		if err := sendBuilt(ctx, c.Patch, ds.Name, body, err); err != nil {
 			return err
 		}
 		p.Step = StepRestored
@@ -88,7 +88,7 @@ func (s *Syncer) daemonSetTemplate(ctx context.Context, r *rollout.Rollout, p *r
 	if errors.Is(err, inplace.ErrBusy) {
 		// A sync of another upgrade was never finished: finish its restore first.
 		body, err = inplace.DaemonSetRestorePatch(ds)
-		if err := apply(ctx, s.Client.AppsV1().DaemonSets(ds.Namespace).Patch, ds.Name, body, err); err != nil {
+		if err := sendBuilt(ctx, s.Client.AppsV1().DaemonSets(ds.Namespace).Patch, ds.Name, body, err); err != nil {
 			return err
 		}
 		return waiting("restored an unfinished template sync on %s", ds.Name)
@@ -111,7 +111,7 @@ func (s *Syncer) daemonSetTemplate(ctx context.Context, r *rollout.Rollout, p *r
 	if err := s.setLabel(ctx, pods, inplace.GenerationLabel, next); err != nil {
 		return err
 	}
-	if err := apply(ctx, s.Client.AppsV1().DaemonSets(ds.Namespace).Patch, ds.Name, body, nil); err != nil {
+	if err := sendBuilt(ctx, s.Client.AppsV1().DaemonSets(ds.Namespace).Patch, ds.Name, body, nil); err != nil {
 		if back := s.labelsBack(ctx, ds.Namespace, pods, next); back != nil {
 			return fmt.Errorf("%w; and taking the %s labels back: %v", err, inplace.GenerationLabel, back)
 		}

@@ -21,7 +21,7 @@ func (s *Syncer) deployment(ctx context.Context, r *rollout.Rollout, p *rollout.
 	c := s.Client.AppsV1().Deployments(r.Workload.Namespace)
 	d, err := c.Get(ctx, r.Workload.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return impossible(p, ReasonWorkloadDeleted, "the Deployment was deleted")
+		return notSynced(p, ReasonWorkloadDeleted, "the Deployment was deleted")
 	}
 	if err != nil {
 		return err
@@ -45,7 +45,7 @@ func (s *Syncer) deployment(ctx context.Context, r *rollout.Rollout, p *rollout.
 			return err
 		}
 		body, err := inplace.DeploymentRestorePatch(d)
-		if err := apply(ctx, c.Patch, d.Name, body, err); err != nil {
+		if err := sendBuilt(ctx, c.Patch, d.Name, body, err); err != nil {
 			return err
 		}
 		p.Step = StepRestored
@@ -67,7 +67,7 @@ func (s *Syncer) replicaSetTemplate(ctx context.Context, r *rollout.Rollout, p *
 		return fmt.Errorf("get ReplicaSet %s: %w", p.FromRevision, err)
 	}
 	body, err := inplace.ReplicaSetSyncPatch(rs, p.Images, cause(r, p.Images))
-	return apply(ctx, rsc.Patch, rs.Name, body, err)
+	return sendBuilt(ctx, rsc.Patch, rs.Name, body, err)
 }
 
 // deploymentSawReplicaSet: the controller's status, computed after the
@@ -92,7 +92,7 @@ func (s *Syncer) deploymentStart(ctx context.Context, r *rollout.Rollout, p *rol
 		return err
 	}
 	if len(active) != 1 {
-		return impossible(p, ReasonRolloutUnderWay, "template left as is: the Deployment has %d active ReplicaSets (a rollout of its own is under way); "+
+		return notSynced(p, ReasonRolloutUnderWay, "template left as is: the Deployment has %d active ReplicaSets (a rollout of its own is under way); "+
 			"resuming or finishing it replaces the upgraded pods with its template's images", len(active))
 	}
 	p.FromRevision = active[0].Name
@@ -103,12 +103,12 @@ func (s *Syncer) deploymentStart(ctx context.Context, r *rollout.Rollout, p *rol
 	if errors.Is(err, inplace.ErrBusy) {
 		// A sync of another upgrade was never restored: restore it first.
 		body, err = inplace.DeploymentRestorePatch(d)
-		if err := apply(ctx, s.Client.AppsV1().Deployments(d.Namespace).Patch, d.Name, body, err); err != nil {
+		if err := sendBuilt(ctx, s.Client.AppsV1().Deployments(d.Namespace).Patch, d.Name, body, err); err != nil {
 			return err
 		}
 		return waiting("restored an unfinished template sync on %s", d.Name)
 	}
-	if err := apply(ctx, s.Client.AppsV1().Deployments(d.Namespace).Patch, d.Name, body, err); err != nil {
+	if err := sendBuilt(ctx, s.Client.AppsV1().Deployments(d.Namespace).Patch, d.Name, body, err); err != nil {
 		return err
 	}
 	p.Step = StepFrozen

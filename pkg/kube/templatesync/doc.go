@@ -24,7 +24,7 @@
 //     controller replaces no pod below the partition whatever its label,
 //     so a pod labelled ahead is safe while the hold stands; a rollout
 //     that halts (once no pod is in flight) and a sync that ends without
-//     the template (impossible, left to GitOps) release it (Release),
+//     the template (not synced, left to GitOps) release it (Release),
 //     labelling those pods back with the current revision first.
 //   - DaemonSet: RollingUpdate kept. Every pod is labelled with the
 //     template generation the template patch will make

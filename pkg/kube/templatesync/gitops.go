@@ -71,7 +71,7 @@ func (s *Syncer) gitOps(r *rollout.Rollout, p *rollout.Sync, meta metav1.ObjectM
 	}
 	anyway, err := policy.SyncUnderGitOps(meta.Annotations)
 	if err != nil {
-		return impossible(p, "InvalidAnnotation", "template left as is: %v", err)
+		return notSynced(p, "InvalidAnnotation", "template left as is: %v", err)
 	}
 	if anyway {
 		return nil

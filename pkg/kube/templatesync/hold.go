@@ -39,7 +39,7 @@ func (s *Syncer) Hold(ctx context.Context, r *rollout.Rollout, sts *appsv1.State
 	if errors.Is(err, inplace.ErrBusy) {
 		return nil, nil
 	}
-	return applied(ctx, s.Client.AppsV1().StatefulSets(sts.Namespace).Patch, sts.Name, body, err)
+	return sendBuiltResult(ctx, s.Client.AppsV1().StatefulSets(sts.Namespace).Patch, sts.Name, body, err)
 }
 
 // leftToGitOps: a GitOps tool owns the workload and the sync will leave
@@ -88,7 +88,7 @@ func withImages(sts *appsv1.StatefulSet, images map[string]string) (*appsv1.Stat
 
 // Release ends r's hold of its StatefulSet when no sync will take it over:
 // a halted rollout once no pod is in flight (compute-spec), a sync that
-// found itself impossible or left the template to GitOps (Sync). Every pod
+// ended without the template (not synced, or left to GitOps: Sync). Every pod
 // labelled ahead with the held revision is labelled back with the
 // controller's current revision (a pod that kept the new images then looks
 // as it did before holds existed: on the old revision), then the strategy
@@ -126,5 +126,5 @@ func (s *Syncer) Release(ctx context.Context, r *rollout.Rollout) error {
 		}
 	}
 	body, err := inplace.StatefulSetRestorePatch(sts)
-	return apply(ctx, c.Patch, sts.Name, body, err)
+	return sendBuilt(ctx, c.Patch, sts.Name, body, err)
 }

@@ -104,7 +104,7 @@ func (s *Syncer) begin(ctx context.Context, r *rollout.Rollout, p *rollout.Sync,
 	}
 	images, err := targetImages(r, pods)
 	if err != nil {
-		return false, impossible(p, ReasonPodsNotOnTarget, "template left as is: %v", err)
+		return false, notSynced(p, ReasonPodsNotOnTarget, "template left as is: %v", err)
 	}
 	images = styled(images, r.Options.TemplateReference)
 	p.Images, p.PreviousImages = images, previous(meta, spec, r.UpgradeID, images)

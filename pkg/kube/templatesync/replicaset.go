@@ -16,7 +16,7 @@ func (s *Syncer) replicaSet(ctx context.Context, r *rollout.Rollout, p *rollout.
 	c := s.Client.AppsV1().ReplicaSets(r.Workload.Namespace)
 	rs, err := c.Get(ctx, r.Workload.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return impossible(p, ReasonWorkloadDeleted, "the ReplicaSet was deleted")
+		return notSynced(p, ReasonWorkloadDeleted, "the ReplicaSet was deleted")
 	}
 	if err != nil {
 		return err
@@ -26,7 +26,7 @@ func (s *Syncer) replicaSet(ctx context.Context, r *rollout.Rollout, p *rollout.
 			return err
 		}
 		body, err := inplace.ReplicaSetSyncPatch(rs, p.Images, cause(r, p.Images))
-		if err := apply(ctx, c.Patch, rs.Name, body, err); err != nil {
+		if err := sendBuilt(ctx, c.Patch, rs.Name, body, err); err != nil {
 			return err
 		}
 		p.Step = StepRestored

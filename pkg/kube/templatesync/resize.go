@@ -43,8 +43,9 @@ func (s *Syncer) resizeSync(ctx context.Context, r *rollout.Rollout, p *rollout.
 // What differs between an upgrade's sync and a resize's in the steps they
 // share: what the template gets, and how the sync ends.
 
-// beginEither is begin for an upgrade, resizeBegin for a resize.
-func (s *Syncer) beginEither(ctx context.Context, r *rollout.Rollout, p *rollout.Sync, meta metav1.ObjectMeta,
+// beginSync starts the sync of r's kind: begin for an upgrade, resizeBegin
+// for a resize.
+func (s *Syncer) beginSync(ctx context.Context, r *rollout.Rollout, p *rollout.Sync, meta metav1.ObjectMeta,
 	spec corev1.PodSpec, sel *metav1.LabelSelector) (bool, error) {
 	if r.Resize != nil {
 		return s.resizeBegin(ctx, r, p, meta, spec, sel)
@@ -88,7 +89,7 @@ func (s *Syncer) deploymentResize(ctx context.Context, r *rollout.Rollout, p *ro
 	c := s.Client.AppsV1().Deployments(r.Workload.Namespace)
 	d, err := c.Get(ctx, r.Workload.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return impossible(p, ReasonWorkloadDeleted, "the Deployment was deleted")
+		return notSynced(p, ReasonWorkloadDeleted, "the Deployment was deleted")
 	}
 	if err != nil {
 		return err
@@ -106,7 +107,7 @@ func (s *Syncer) deploymentResize(ctx context.Context, r *rollout.Rollout, p *ro
 			return fmt.Errorf("get ReplicaSet %s: %w", p.FromRevision, err)
 		}
 		body, err := inplace.ReplicaSetResizeSyncPatch(rs, p.Resources, resizeCause(r, p))
-		if err := apply(ctx, rsc.Patch, rs.Name, body, err); err != nil {
+		if err := sendBuilt(ctx, rsc.Patch, rs.Name, body, err); err != nil {
 			return err
 		}
 		p.Step = StepReplicaSet
@@ -115,7 +116,7 @@ func (s *Syncer) deploymentResize(ctx context.Context, r *rollout.Rollout, p *ro
 			return err
 		}
 		body, err := inplace.DeploymentRestorePatch(d)
-		if err := apply(ctx, c.Patch, d.Name, body, err); err != nil {
+		if err := sendBuilt(ctx, c.Patch, d.Name, body, err); err != nil {
 			return err
 		}
 		p.Step = StepRestored
@@ -134,7 +135,7 @@ func (s *Syncer) deploymentResizeStart(ctx context.Context, r *rollout.Rollout, 
 		return err
 	}
 	if len(active) != 1 {
-		return impossible(p, ReasonRolloutUnderWay, "template left as is: the Deployment has %d active ReplicaSets (a rollout of its own is under way)", len(active))
+		return notSynced(p, ReasonRolloutUnderWay, "template left as is: the Deployment has %d active ReplicaSets (a rollout of its own is under way)", len(active))
 	}
 	p.FromRevision = active[0].Name
 	if done, err := s.resizeBegin(ctx, r, p, d.ObjectMeta, d.Spec.Template.Spec, d.Spec.Selector); done || err != nil {
@@ -143,12 +144,12 @@ func (s *Syncer) deploymentResizeStart(ctx context.Context, r *rollout.Rollout, 
 	body, err := inplace.DeploymentResizeSyncPatch(d, r.UpgradeID, p.Resources, resizeCause(r, p))
 	if errors.Is(err, inplace.ErrBusy) {
 		body, err = inplace.DeploymentRestorePatch(d)
-		if err := apply(ctx, s.Client.AppsV1().Deployments(d.Namespace).Patch, d.Name, body, err); err != nil {
+		if err := sendBuilt(ctx, s.Client.AppsV1().Deployments(d.Namespace).Patch, d.Name, body, err); err != nil {
 			return err
 		}
 		return waiting("restored an unfinished template sync on %s", d.Name)
 	}
-	if err := apply(ctx, s.Client.AppsV1().Deployments(d.Namespace).Patch, d.Name, body, err); err != nil {
+	if err := sendBuilt(ctx, s.Client.AppsV1().Deployments(d.Namespace).Patch, d.Name, body, err); err != nil {
 		return err
 	}
 	p.Step = StepFrozen
@@ -159,7 +160,7 @@ func (s *Syncer) replicaSetResize(ctx context.Context, r *rollout.Rollout, p *ro
 	c := s.Client.AppsV1().ReplicaSets(r.Workload.Namespace)
 	rs, err := c.Get(ctx, r.Workload.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return impossible(p, ReasonWorkloadDeleted, "the ReplicaSet was deleted")
+		return notSynced(p, ReasonWorkloadDeleted, "the ReplicaSet was deleted")
 	}
 	if err != nil {
 		return err
@@ -168,7 +169,7 @@ func (s *Syncer) replicaSetResize(ctx context.Context, r *rollout.Rollout, p *ro
 		return err
 	}
 	body, err := inplace.ReplicaSetResizeSyncPatch(rs, p.Resources, resizeCause(r, p))
-	if err := apply(ctx, c.Patch, rs.Name, body, err); err != nil {
+	if err := sendBuilt(ctx, c.Patch, rs.Name, body, err); err != nil {
 		return err
 	}
 	s.resizeSynced(r, p)
@@ -185,7 +186,7 @@ func (s *Syncer) resizeBegin(ctx context.Context, r *rollout.Rollout, p *rollout
 	}
 	res, err := targetResources(r, pods)
 	if err != nil {
-		return false, impossible(p, ReasonPodsNotOnTarget, "template left as is: %v", err)
+		return false, notSynced(p, ReasonPodsNotOnTarget, "template left as is: %v", err)
 	}
 	p.Resources = res
 	if inplace.TemplateShowsResources(spec, res) && meta.Annotations[inplace.SyncAnnotation] == "" {

@@ -34,7 +34,7 @@ func (s *Syncer) setLabel(ctx context.Context, pods []corev1.Pod, key, value str
 		}
 		g.Go(func() error {
 			body, err := inplace.LabelPatch(pod, key, value)
-			err = apply(ctx, s.Client.CoreV1().Pods(pod.Namespace).Patch, pod.Name, body, err)
+			err = sendBuilt(ctx, s.Client.CoreV1().Pods(pod.Namespace).Patch, pod.Name, body, err)
 			if err != nil && !apierrors.IsNotFound(err) {
 				return fmt.Errorf("label pod %s %s=%s: %w", pod.Name, key, value, err)
 			}

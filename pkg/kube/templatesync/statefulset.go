@@ -23,14 +23,14 @@ func (s *Syncer) statefulSet(ctx context.Context, r *rollout.Rollout, p *rollout
 	c := s.Client.AppsV1().StatefulSets(r.Workload.Namespace)
 	sts, err := c.Get(ctx, r.Workload.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return impossible(p, ReasonWorkloadDeleted, "the StatefulSet was deleted")
+		return notSynced(p, ReasonWorkloadDeleted, "the StatefulSet was deleted")
 	}
 	if err != nil {
 		return err
 	}
 	switch p.Step {
 	case StepStart:
-		if done, err := s.beginEither(ctx, r, p, sts.ObjectMeta, sts.Spec.Template.Spec, sts.Spec.Selector); done || err != nil {
+		if done, err := s.beginSync(ctx, r, p, sts.ObjectMeta, sts.Spec.Template.Spec, sts.Spec.Selector); done || err != nil {
 			return err
 		}
 		pods, err := s.podsOf(ctx, sts.Namespace, sts.Spec.Selector) // read first: the relabels follow the patch at once
@@ -38,7 +38,7 @@ func (s *Syncer) statefulSet(ctx context.Context, r *rollout.Rollout, p *rollout
 			return err
 		}
 		body, err := statefulSetSyncPatch(sts, r, p)
-		synced, err := applied(ctx, c.Patch, sts.Name, body, err)
+		synced, err := sendBuiltResult(ctx, c.Patch, sts.Name, body, err)
 		if err != nil {
 			return err
 		}
@@ -68,7 +68,7 @@ func (s *Syncer) statefulSet(ctx context.Context, r *rollout.Rollout, p *rollout
 		p.Step = StepRelabeled
 	case StepRelabeled:
 		body, err := inplace.StatefulSetRestorePatch(sts)
-		if err := apply(ctx, c.Patch, sts.Name, body, err); err != nil {
+		if err := sendBuilt(ctx, c.Patch, sts.Name, body, err); err != nil {
 			return err
 		}
 		p.Step = StepRestored

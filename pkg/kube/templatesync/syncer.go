@@ -68,13 +68,13 @@ func (s *Syncer) Sync(ctx context.Context, r *rollout.Rollout) (rollout.Sync, bo
 	default:
 		p.Step, p.Result, p.Note = StepDone, events.TemplateNone, "a bare pod has no template"
 	}
-	if kind == "StatefulSet" && (errors.Is(err, errImpossible) || errors.Is(err, errGitOps)) {
+	if kind == "StatefulSet" && (errors.Is(err, errNotSynced) || errors.Is(err, errGitOps)) {
 		if rerr := s.Release(ctx, r); rerr != nil {
 			return p, false, rerr // the sync ends only once the StatefulSet is released
 		}
 	}
 	switch {
-	case errors.Is(err, errImpossible):
+	case errors.Is(err, errNotSynced):
 		s.event(r, corev1.EventTypeWarning, EventNotSynced, p.Note)
 		p.Step, err = StepDone, nil
 	case errors.Is(err, errGitOps):
@@ -98,12 +98,14 @@ const (
 	ReasonPodsNotOnTarget = "PodsNotOnTarget"
 )
 
-// errImpossible: the workload's own state forbids a safe sync; p.Note says why.
-var errImpossible = errors.New("template sync impossible")
+// errNotSynced: the workload's own state forbids a safe sync; p.Note says why.
+var errNotSynced = errors.New("template not synced")
 
-func impossible(p *rollout.Sync, reason, format string, args ...any) error {
+// notSynced records on p that the template is left as is, and why, and
+// returns errNotSynced.
+func notSynced(p *rollout.Sync, reason, format string, args ...any) error {
 	p.Result, p.Reason, p.Note = events.TemplateNotSynced, reason, fmt.Sprintf(format, args...)
-	return errImpossible
+	return errNotSynced
 }
 
 // waiting is the error of a step that waits for a controller.
@@ -121,10 +123,12 @@ func (s *Syncer) now() time.Time {
 // patchFunc is a typed client's Patch method.
 type patchFunc[T any] func(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, sub ...string) (T, error)
 
-// apply sends a JSON patch built by build; a failed precondition means the
+// sendBuilt sends the JSON patch body a patch builder returned, with the
+// builder's error buildErr: a builder's ErrAlreadyApplied sends nothing, any
+// other builder error is returned as is. A failed precondition means the
 // object changed under us, so it is retried by the runner (after a fresh read).
-func apply[T any](ctx context.Context, patch patchFunc[T], name string, body []byte, err error) error {
-	_, err = applied(ctx, patch, name, body, err)
+func sendBuilt[T any](ctx context.Context, patch patchFunc[T], name string, body []byte, buildErr error) error {
+	_, err := sendBuiltResult(ctx, patch, name, body, buildErr)
 	return err
 }
 
@@ -141,15 +145,15 @@ func patchError(name string, body []byte, err error) error {
 	return fmt.Errorf("patch %s with %.300s: %w", name, body, err)
 }
 
-// applied is apply that also returns the object the patch left (nil when
-// there was nothing to patch).
-func applied[T any](ctx context.Context, patch patchFunc[T], name string, body []byte, err error) (T, error) {
+// sendBuiltResult is sendBuilt that also returns the object the patch left
+// (the zero value when there was nothing to patch).
+func sendBuiltResult[T any](ctx context.Context, patch patchFunc[T], name string, body []byte, buildErr error) (T, error) {
 	var zero T
-	if errors.Is(err, inplace.ErrAlreadyApplied) {
+	if errors.Is(buildErr, inplace.ErrAlreadyApplied) {
 		return zero, nil
 	}
-	if err != nil {
-		return zero, err
+	if buildErr != nil {
+		return zero, buildErr
 	}
 	out, err := patch(ctx, name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: "inplace"})
 	if err != nil {
