@@ -113,6 +113,11 @@ func (c *Cache) StartWithin(ctx context.Context, d time.Duration) error {
 	return nil
 }
 
+// Shutdown waits for the informers to stop once the context Start got
+// has ended: a command that runs them on a context of its own cancels it
+// and shuts them down before it returns, so that none outlives it.
+func (c *Cache) Shutdown() { c.factory.Shutdown() }
+
 // StripManagedFields drops metadata.managedFields from cached objects: it is
 // about half of a pod's size and nothing here reads it.
 func StripManagedFields(obj any) (any, error) {

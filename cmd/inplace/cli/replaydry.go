@@ -21,7 +21,10 @@ import (
 
 // dryRunReplay runs the events through functions built here on a dry-run client.
 func dryRunReplay(cmd *cobra.Command, f *replayFlags, evs []cloudevents.Event) error {
-	ctx := cmd.Context()
+	// The informers and the functions built here end with the command,
+	// also when it runs in a longer-lived process (the demo).
+	ctx, cancel := context.WithCancel(cmd.Context())
+	defer cancel()
 	s, err := f.kube.session()
 	if err != nil {
 		return err
@@ -39,6 +42,7 @@ func dryRunReplay(cmd *cobra.Command, f *replayFlags, evs []cloudevents.Event) e
 	if err != nil {
 		return err
 	}
+	defer func() { cancel(); cache.Shutdown() }()
 	names := []string{f.to}
 	if f.to == "" {
 		names = []string{"compute-spec", "pre-pull", "patch-pod", "verify"}
