@@ -61,7 +61,7 @@ func (s *step) withdraw(ctx context.Context, pod *corev1.Pod, r *guard.Refusal) 
 // be patched all the same: the rollout record confirms this plan, and the
 // record moves a pod to a new upgrade only once the last one ended. Any
 // doubt (a rollback under way, a plan the record does not confirm, the
-// record out of reach) keeps the pod busy: the plan waits, as before.
+// record out of reach) keeps the pod busy: the plan waits.
 func (s *step) over(ctx context.Context, pod *corev1.Pod, st *inplace.State) bool {
 	if st == nil || st.Phase != inplace.PhasePatched || s.f.d.Guard == nil {
 		return false

@@ -16,9 +16,9 @@ import (
 	"github.com/inplace-dev/inplace/pkg/kube/guard"
 )
 
-// TestForgedPlansAreRefused is attack 1 of issue 13: anyone able to publish
-// an image.prepulled could make patch-pod set any pod to any image. Now a
-// plan the pod's owner and its rollout record do not confirm is refused:
+// TestForgedPlansAreRefused: anyone able to publish an image.prepulled
+// must not make patch-pod set any pod to any image. A plan the pod's owner
+// and its rollout record do not confirm is refused:
 // a Warning Event on the pod, a permanent error (dead-lettered with the
 // reason), and nothing written to the pod — not its image, not its gate.
 func TestForgedPlansAreRefused(t *testing.T) {

@@ -19,9 +19,9 @@ import (
 	"github.com/inplace-dev/inplace/pkg/kube/guard"
 )
 
-// TestTamperedStateIsRefused is attack 2 of issue 13: editing a pod's
-// inplace.dev/state annotation (previous image evil:6.6.6) made verify
-// "roll back" the pod to evil:6.6.6, opted in or not. verify checks the
+// TestTamperedStateIsRefused: editing a pod's inplace.dev/state annotation
+// (previous image evil:6.6.6) must not make verify "roll back" the pod to
+// evil:6.6.6, opted in or not. verify checks the
 // state against the rollout record before it writes: a pod that never
 // opted in is refused (a Warning Event, a permanent error dead-lettered
 // with the reason, no write); an opted-in pod whose upgrade fails is

@@ -144,8 +144,7 @@ func TestVerifyDecidesOnPodUpdated(t *testing.T) {
 // TestMinReadyEndsWithoutTheTimer: a pod.updated that finds the target
 // running for less than the min-ready time comes back when it has passed
 // (no change of the pod will say so) and calls the success then, with the
-// timer's safety net an hour away. Before, it answered nothing and the
-// upgrade waited for the timer (15 s by default).
+// timer's safety net an hour away: the success does not wait for the timer.
 func TestMinReadyEndsWithoutTheTimer(t *testing.T) {
 	fx := setup(t)
 	deps := fx.deps

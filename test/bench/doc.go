@@ -14,6 +14,6 @@
 // Scale, on nodes that take no time: 1,000 pods at max-unavailable 100%
 // (pods/s, requests per pod), with several replicas per function when main
 // supports them (replicas.go); webhook → first patch; RSS of `inplace run`
-// watching 1,000 and 10,000 pods. Targets of issue 15 are printed beside
+// watching 1,000 and 10,000 pods. The project's targets are printed beside
 // the figures (report.go).
 package main

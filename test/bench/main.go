@@ -40,10 +40,10 @@ type sizes struct {
 }
 
 var (
-	// defaults are the sizes issue 15 asks for.
+	// defaults are the sizes the targets are stated for.
 	defaults = sizes{deployPods: "12", stsPods: "4", scalePods: "1000", replicas: "1,3", latencySamples: "20", memoryPods: "1000,10000", realPods: "4"}
 	// quickDefaults (BENCH_QUICK=1) are small enough to try a change in a
-	// few minutes; their figures are not the issue's.
+	// few minutes; their figures are not comparable with the targets.
 	quickDefaults = sizes{deployPods: "4", stsPods: "2", scalePods: "100", replicas: "1", latencySamples: "5", memoryPods: "1000", realPods: "4"}
 )
 

@@ -13,10 +13,10 @@ import (
 )
 
 // replicasManifest is where the project says how many replicas of each
-// function it runs by default. Issue 15 has config/plain run 2 of each once
-// several replicas share the work safely (never acting twice on one pod at
-// the same time); until then a run with several replicas would measure
-// something the project does not claim to support.
+// function it runs by default. Runs with several replicas per function
+// are made only when it runs at least 2 of each: otherwise they would
+// measure something the project does not claim to support (replicas
+// sharing the work, never acting twice on one pod at the same time).
 const replicasManifest = "config/plain/functions.yaml"
 
 // replicasUnavailable says why runs with several replicas per function

@@ -45,7 +45,7 @@ var sources = []string{
 	"memory: /proc/<pid>/status VmRSS and VmHWM of a fresh `inplace run` (every function, embedded NATS), 10s after /readyz",
 }
 
-// target is one goal of issue 15 beside what was measured.
+// target is one of the project's performance goals beside what was measured.
 type target struct {
 	Name  string `json:"name"`
 	Want  string `json:"target"`
@@ -72,7 +72,7 @@ func (r *report) find(sc string, k runKind) *rollout {
 	return nil
 }
 
-// targets puts issue 15's goals beside the figures.
+// targets puts the project's performance goals beside the figures.
 func (r *report) targets() []target {
 	var out []target
 	for _, sc := range r.Scenarios {

@@ -147,7 +147,7 @@ func (r *report) printScale(out io.Writer) {
 }
 
 func (r *report) printTargets(out io.Writer) {
-	fmt.Fprintln(out, "\nTargets (issue 15):")
+	fmt.Fprintln(out, "\nTargets:")
 	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
 	for _, t := range r.Targets {
 		met := "not measured"

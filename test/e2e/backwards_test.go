@@ -13,14 +13,13 @@ import (
 	"github.com/inplace-dev/inplace/pkg/tools/replay"
 )
 
-// TestStalePushesNeverGoBack is attack 3 of issue 13, for every policy
-// kind: a workload runs the older push, rolls out the newer one, and then
+// TestStalePushesNeverGoBack, for every policy kind (semver, digest,
+// force, glob, regexp): a workload runs the older push, rolls out the newer one, and then
 // the older push comes again — delivered once more with a new id (as after
 // the dedup window), replayed, and replayed asking to start rollouts. None
 // of them changes a pod or the Deployment; compute-spec dead-letters each
-// with the reason and records a Warning Event on the Deployment. Before,
-// only semver refused: digest, force, glob and regexp rolled the pods and
-// the template back to the older digest.
+// with the reason and records a Warning Event on the Deployment: no
+// policy rolls the pods or the template back to the older digest.
 func TestStalePushesNeverGoBack(t *testing.T) {
 	e := newEnv(t)
 	kinds := []struct{ name, policy, older, newer string }{

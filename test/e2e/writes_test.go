@@ -25,7 +25,7 @@ import (
 // gated StatefulSet's pods too: the template sync's relabel of
 // controller-revision-hash rides in the image write (compute-spec holds the
 // StatefulSet from the first plan), and the real controller ends counting
-// every pod updated, none replaced, its strategy as before.
+// every pod updated, none replaced, its strategy unchanged.
 func TestWritesPerUpgradedPod(t *testing.T) {
 	for _, c := range []struct {
 		name        string

@@ -38,9 +38,7 @@ func walk(c *cobra.Command, fn func(*cobra.Command)) {
 
 // kubectl's conventions hold for every command: -n/--namespace is the
 // namespace of the workloads (never inplace's own), --config-namespace
-// inplace's, and -o offers json and yaml wherever it exists. Before, plan and
-// replay took --namespace for the config namespace and upgrade took -n for
-// the workload's; -o yaml existed nowhere.
+// inplace's, and -o offers json and yaml wherever it exists.
 func TestKubectlConventionsOnEveryCommand(t *testing.T) {
 	root := NewRoot()
 	seen := map[string]bool{}

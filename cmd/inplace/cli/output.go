@@ -14,7 +14,7 @@ import (
 
 // outputFlag registers -o/--output with its allowed values, the first the
 // default, as kubectl does: table (or tree) for people, json and yaml for
-// tools. "text", the name the tools used before, still means table. The
+// tools; "text" is accepted as another name for table. The
 // returned check runs before the command and names the bad value.
 func outputFlag(fs *pflag.FlagSet, dst *string, allowed ...string) func() error {
 	fs.StringVarP(dst, "output", "o", allowed[0], "output format: "+strings.Join(allowed, ", "))

@@ -30,7 +30,7 @@ func resized() map[string]corev1.ResourceRequirements {
 }
 
 // checkResized: app asks 250m, every other container and every image is
-// as before, and the record is the resize's (no previous images).
+// unchanged, and the record is the resize's (no previous images).
 func checkResized(t *testing.T, before, after corev1.PodTemplateSpec, meta metav1.ObjectMeta) {
 	t.Helper()
 	if !TemplateShowsResources(after.Spec, resized()) {

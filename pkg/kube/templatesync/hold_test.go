@@ -124,7 +124,7 @@ func TestStatefulSetHeldFromTheFirstPlan(t *testing.T) {
 // A hold the sync does not take over (here: a pod is not on the target, so
 // the template is left as is) is released: the pods labelled ahead get the
 // current revision back first, so the real controller, once it may, counts
-// every pod current and replaces none; the strategy is as before.
+// every pod current and replaces none; the strategy is unchanged.
 func TestStatefulSetHoldReleasedWithoutASync(t *testing.T) {
 	f, before := newStatefulSet(t)
 	ctx := t.Context()
