@@ -46,6 +46,8 @@ func (s *step) act(ctx context.Context, plan events.Plan, st *inplace.State, pod
 		return s.finish(ctx, plan, st, pod, inplace.PhaseFailed, d)
 	case report:
 		return s.outcome(plan, st, pod, events.UpgradeFailed, events.OutcomeFailed, d.reason, d.message)
+	case openGate:
+		return s.open(ctx, pod, r, d)
 	case rollback:
 		if st.Resize != nil {
 			return s.resizeBack(ctx, plan, st, pod, r, d)
@@ -106,6 +108,22 @@ func (s *step) finish(ctx context.Context, plan events.Plan, st *inplace.State, 
 	}
 	s.f.d.Recorder.Eventf(pod, corev1.EventTypeWarning, EventUpgrade, "In-place upgrade failed: %s: %s", d.reason, d.message)
 	return s.outcome(plan, &next, pod, events.UpgradeFailed, events.OutcomeFailed, d.reason, d.message)
+}
+
+// open sets the gate True while the upgrade waits for its containers to
+// be ready (gateEarly), then waits on.
+func (s *step) open(ctx context.Context, pod *corev1.Pod, r inplace.Result, d decision) ([]cloudevents.Event, error) {
+	patch, err := inplace.OpenGatePatch(pod, d.message, s.f.d.Clock.Now())
+	switch {
+	case errors.Is(err, inplace.ErrAlreadyApplied):
+		return nil, errAgain
+	case err != nil:
+		return nil, err
+	}
+	if err := s.write(ctx, pod, patch, "status"); err != nil {
+		return nil, err
+	}
+	return s.later(r)
 }
 
 // close is the upgrade's last write: the state's final phase, with the

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
 )
 
@@ -26,6 +27,8 @@ const (
 	// report: report upgrade.failed without writing (the pod is not ours
 	// to write any more: gone, replaced, superseded).
 	report
+	// openGate: set the gate True and wait on (gateEarly).
+	openGate
 )
 
 // Reasons verify adds to the kubelet's and inplace's.
@@ -96,6 +99,23 @@ func decide(pod *corev1.Pod, st *inplace.State, r inplace.Result, now time.Time,
 		return decision{rollback, ReasonDeadline, fmt.Sprintf("not done within %s: %s", l.verify, r.Message)}
 	}
 	return decision{act: wait}
+}
+
+// gateEarly opens the gate patch-pod set False for this upgrade as soon as
+// the kubelet has taken the patch up (inplace.Taken), while verify still
+// waits for the new containers: from then on the kubelet's Ready follows
+// them alone (their readiness probes), as a new pod's would, and it folds
+// the open gate into the sync that sees them start, so the pod is Ready at
+// their probes' success. Opened only after that success, the gate would
+// cost the pod another sync, up to two PLEG relists later. A rollback's
+// gate stays False until it ends.
+func gateEarly(pod *corev1.Pod, st *inplace.State, plan events.Plan, d decision) decision {
+	if d.act != wait || st.Phase != inplace.PhasePatched || st.Resize != nil ||
+		!inplace.GateHeldFor(pod, st.UpgradeID) || !inplace.Taken(pod, st, plan) {
+		return d
+	}
+	return decision{act: openGate, reason: inplace.GateReasonDone,
+		message: fmt.Sprintf("in-place upgrade %s: the kubelet took the patch up; Ready follows the new containers", st.UpgradeID)}
 }
 
 // decideRollback is decide while the previous images are going back.

@@ -7,8 +7,12 @@
 // state phase is Patched, inplace.Progress says whether the kubelet has
 // restarted every planned container onto its target and it is ready;
 // while RollingBack, inplace.RollbackProgress says whether the previous
-// images run again. On success it sets the inplace.dev/ready condition True
-// (pods that declare the gate), closes the state (FinishPatch) and reports.
+// images run again. Once the kubelet has taken the patch up (inplace.Taken),
+// before the new containers are ready, it sets the inplace.dev/ready
+// condition True (pods that declare the gate): the pod's Ready then follows
+// the new containers' readiness. On success it closes the state
+// (FinishPatch; with the gate, if still False, in the same write) and
+// reports.
 // On a failure the kubelet will not recover from by itself
 // (ImagePullBackOff, CrashLoopBackOff, InvalidImageName, ...) or at the
 // deadline (patchedAt + verifySeconds) it patches the previous images back

@@ -99,7 +99,7 @@ func (s *step) attempt(ctx context.Context) ([]cloudevents.Event, error) {
 	if r.Verdict == inplace.Succeeded {
 		s.stableIn = untilStable(pod, st, now, l.minReady)
 	}
-	d := decide(pod, st, r, now, l)
+	d := gateEarly(pod, st, plan, decide(pod, st, r, now, l))
 	if st.Restart != nil {
 		d = restartDecision(d)
 	}

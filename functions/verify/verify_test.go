@@ -15,13 +15,16 @@ import (
 	"github.com/inplace-dev/inplace/functions/verify"
 	"github.com/inplace-dev/inplace/functions/verify/fntest"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
+	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
 	"github.com/inplace-dev/inplace/test/registry"
 	"github.com/inplace-dev/inplace/test/world"
 )
 
 // TestVerifySucceeds: the pod restarts onto the target: the gate goes
-// True, the state closes Succeeded, upgrade.succeeded carries the plan.
+// True once the kubelet took the patch up, upgrade.succeeded carries the
+// plan, and the success, like one without a gate, is not written to the
+// pod (its state stays Patched): the gate was the upgrade's last write.
 func TestVerifySucceeds(t *testing.T) {
 	fx := setup(t)
 	v1, v2 := fntest.Push(t, fx.w, "verify/ok", "v1"), fntest.Push(t, fx.w, "verify/ok", "v2")
@@ -41,11 +44,13 @@ func TestVerifySucceeds(t *testing.T) {
 		t.Errorf("id %s after %d not-yets, want the step id after waiting for the kubelet", out.ID(), r.NotYet)
 	}
 	after := fntest.WaitPod(t, fx.w, pod, "Ready with the gate True", world.PodReady)
-	if s, _ := inplace.GateStatus(after); s != corev1.ConditionTrue {
-		t.Errorf("gate = %s, want True", s)
+	for _, c := range after.Status.Conditions {
+		if c.Type == inplace.ReadinessGate && (c.Status != corev1.ConditionTrue || !strings.Contains(c.Message, "took the patch up")) {
+			t.Errorf("gate %s %q, want True once the kubelet took the patch up", c.Status, c.Message)
+		}
 	}
-	if st := state(t, after); st.Phase != inplace.PhaseSucceeded {
-		t.Errorf("state phase = %s, want Succeeded", st.Phase)
+	if st := state(t, after); st.Phase != inplace.PhasePatched {
+		t.Errorf("state phase = %s, want Patched (a success is not written)", st.Phase)
 	}
 	fntest.WaitEvent(t, fx.w, pod, verify.EventUpgrade, "Upgraded in place to image \"")
 
@@ -55,7 +60,10 @@ func TestVerifySucceeds(t *testing.T) {
 	if again.ID() != out.ID() || fntest.Get(t, fx.w, pod).ResourceVersion != rv {
 		t.Errorf("redelivery: id %s (want %s), resourceVersion moved: %v", again.ID(), out.ID(), fntest.Get(t, fx.w, pod).ResourceVersion != rv)
 	}
-	// A pod.updated for a finished upgrade does nothing.
+	// A pod.updated for an upgrade the rollout record has over does nothing.
+	rec := fntest.Records.Rollout(t, plan.Owner)
+	rec.Pods[pod.Name].State = rollout.Succeeded
+	fntest.Records.Put(t, rec)
 	if outs, err := fx.fn.Handle(t.Context(), fx.podUpdated(t, pod)); len(outs) != 0 || err != nil {
 		t.Errorf("pod.updated after the end = %d outputs, %v; want none", len(outs), err)
 	}

@@ -36,6 +36,24 @@ func FinishGatePatch(pod *corev1.Pod, st State, phase Phase, reason string, now 
 	return marshal(ops)
 }
 
+// OpenGatePatch sets the inplace.dev/ready condition True and nothing
+// else, for the status subresource, guarded as FinishGatePatch is (the
+// UID, the state annotation as read, the condition's type): verify opens
+// the gate this way once the kubelet has replaced the upgrade's containers
+// (Restarted), before they are ready, so the pod's Ready then follows
+// their readiness alone.
+func OpenGatePatch(pod *corev1.Pod, msg string, now time.Time) ([]byte, error) {
+	raw, ok := pod.Annotations[StateAnnotation]
+	if !ok {
+		return nil, settle.Permanentf("open gate on pod %s/%s: it has no %s", pod.Namespace, pod.Name, StateAnnotation)
+	}
+	if gate, _ := GateStatus(pod); gate == corev1.ConditionTrue {
+		return nil, fmt.Errorf("open gate on pod %s/%s: %w", pod.Namespace, pod.Name, ErrAlreadyApplied)
+	}
+	ops := []op{testOp("/metadata/uid", string(pod.UID)), testOp(statePath, raw)}
+	return marshal(append(ops, gateTrueOps(pod, msg, now)...))
+}
+
 // gateTrueOps set the inplace.dev/ready condition True.
 func gateTrueOps(pod *corev1.Pod, msg string, now time.Time) []op {
 	cond := corev1.PodCondition{Type: ReadinessGate, Status: corev1.ConditionTrue, Reason: GateReasonDone,

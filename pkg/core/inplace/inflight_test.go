@@ -1,6 +1,7 @@
 package inplace
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -93,5 +94,36 @@ func TestFinishGatePatch(t *testing.T) {
 	}
 	if _, err := FinishGatePatch(&got, *after, PhaseSucceeded, ReasonUpdated, now); err == nil {
 		t.Error("a closed state with the gate True: want ErrAlreadyApplied")
+	}
+}
+
+// OpenGatePatch opens the gate and leaves the state as it is, testing the
+// state as read; a gate already True is ErrAlreadyApplied.
+func TestOpenGatePatch(t *testing.T) {
+	pod, st := patchedWith(t, webPlan())
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse},
+		{Type: ReadinessGate, Status: corev1.ConditionFalse, Reason: GateReasonStart}}
+	now := t0.Add(time.Minute)
+	patch, err := OpenGatePatch(pod, "replaced", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got corev1.Pod
+	if err := apply(t, pod, patch, &got); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := ParseState(&got); err != nil || after.Phase != st.Phase || got.Annotations[StateAnnotation] != pod.Annotations[StateAnnotation] {
+		t.Errorf("state = %+v (%v), want it unchanged", after, err)
+	}
+	if c := got.Status.Conditions[1]; c.Type != ReadinessGate || c.Status != corev1.ConditionTrue || c.Message != "replaced" {
+		t.Errorf("gate condition = %+v, want True", c)
+	}
+	moved := pod.DeepCopy()
+	moved.Annotations[StateAnnotation] = "{}"
+	if err := apply(t, moved, patch, &got); err == nil {
+		t.Error("the patch applied over a state it did not read")
+	}
+	if _, err := OpenGatePatch(&got, "replaced", now); !errors.Is(err, ErrAlreadyApplied) {
+		t.Errorf("gate already True: %v, want ErrAlreadyApplied", err)
 	}
 }

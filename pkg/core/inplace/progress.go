@@ -121,3 +121,45 @@ func runsTarget(cs *corev1.ContainerStatus, cp events.ContainerPlan, prevDigest 
 	}
 	return result(InProgress, ReasonRestarting, "container %s restarted but still reports %s", cp.Name, cs.ImageID), false
 }
+
+// Restarted reports whether the kubelet has replaced every planned
+// container: each moved and runs its target, ready or not (Progress
+// without the readiness). The old containers are gone then, so the pod's
+// Ready follows the new containers' own readiness.
+func Restarted(pod *corev1.Pod, st *State, plan events.Plan) bool {
+	r := progress(pod, st, plan)
+	switch {
+	case r.Verdict == Succeeded:
+		return true
+	case r.Verdict == Failed || r.Reason != ReasonNotReady:
+		return false
+	}
+	for _, cp := range plan.Containers {
+		c := containerProgress(pod, cp, st.Container(cp.Name))
+		if c.Verdict != Succeeded && c.Reason != ReasonNotReady {
+			return false
+		}
+	}
+	return true
+}
+
+// Taken reports whether the kubelet has taken the upgrade's patch up, so
+// that the pod's Ready can only follow the new containers from now on. A
+// kubelet that reports status.observedGeneration writes the patched
+// generation in the sync that stops the changed containers, before it
+// stops them; its pod worker runs one sync at a time, and only a later
+// sync (after the old containers stopped) computes Ready from the pod's
+// conditions again. A kubelet that does not report it has taken the patch
+// up once every planned container was replaced (Restarted).
+func Taken(pod *corev1.Pod, st *State, plan events.Plan) bool {
+	r := progress(pod, st, plan)
+	switch {
+	case r.Verdict == Succeeded:
+		return true
+	case r.Verdict == Failed || r.Reason == ReasonNotObserved || r.Reason == ReasonNotPatched:
+		return false
+	case pod.Status.ObservedGeneration != 0:
+		return true // observed: notObserved passed
+	}
+	return Restarted(pod, st, plan)
+}

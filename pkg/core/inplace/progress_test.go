@@ -167,3 +167,87 @@ func TestProgressContainers(t *testing.T) {
 		t.Errorf("Progress(nil) = %+v; want Failed PodDeleted without containers", r)
 	}
 }
+
+// Restarted: every planned container was replaced by one on its target,
+// ready or not; one container left to restart (after one that is only
+// not ready yet) is not.
+func TestRestarted(t *testing.T) {
+	oldID := "docker.io/library/nginx@" + dgOld
+	notReady := func(p *corev1.Pod, name string) {
+		for i := range p.Status.ContainerStatuses {
+			if p.Status.ContainerStatuses[i].Name == name {
+				p.Status.ContainerStatuses[i].Ready = false
+			}
+		}
+	}
+	tests := []struct {
+		name   string
+		change func(p *corev1.Pod)
+		want   bool
+	}{
+		{"not yet observed generation", func(p *corev1.Pod) { p.Status.ObservedGeneration = 1 }, false},
+		{"observed, not restarted yet", func(*corev1.Pod) {}, false},
+		{"restarted and ready", upgraded, true},
+		{"restarted, not ready yet", func(p *corev1.Pod) { upgraded(p); notReady(p, "proxy"); notReady(p, "app") }, true},
+		{"one not ready yet, the other not restarted", func(p *corev1.Pod) {
+			upgraded(p)
+			notReady(p, "proxy")
+			setStatus(p, running("app", "docker.io/library/nginx:1.24.0", oldID, "containerd://app-1", 0))
+		}, false},
+		{"one not ready yet, the other pulling", func(p *corev1.Pod) {
+			upgraded(p)
+			notReady(p, "proxy")
+			setStatus(p, waiting("app", oldID, "containerd://app-1", 0, "ContainerCreating", ""))
+		}, false},
+		{"restarted onto another digest", func(p *corev1.Pod) {
+			upgraded(p)
+			setStatus(p, running("app", "docker.io/library/nginx:1.25.1", "docker.io/library/nginx@"+dgOdd, "containerd://app-2", 1))
+			notReady(p, "app")
+		}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod, st := patchedWith(t, webPlan())
+			tt.change(pod)
+			if got := Restarted(pod, st, webPlan()); got != tt.want {
+				t.Errorf("Restarted = %v, want %v (%+v)", got, tt.want, Progress(pod, st, webPlan()))
+			}
+		})
+	}
+}
+
+// Taken: a kubelet that reports the generation has taken the patch up
+// once it observed it, old containers still running or not; one that does
+// not report it, once every planned container was replaced.
+func TestTaken(t *testing.T) {
+	oldID := "docker.io/library/nginx@" + dgOld
+	tests := []struct {
+		name   string
+		change func(p *corev1.Pod)
+		want   bool
+	}{
+		{"not yet observed generation", func(p *corev1.Pod) { p.Status.ObservedGeneration = 1 }, false},
+		{"observed, old containers still running", func(*corev1.Pod) {}, true},
+		{"observed, replaced", upgraded, true},
+		{"not reported, old containers still running", func(p *corev1.Pod) { p.Status.ObservedGeneration = 0 }, false},
+		{"not reported, one replaced", func(p *corev1.Pod) {
+			p.Status.ObservedGeneration = 0
+			upgraded(p)
+			setStatus(p, running("app", "docker.io/library/nginx:1.24.0", oldID, "containerd://app-1", 0))
+		}, false},
+		{"not reported, replaced", func(p *corev1.Pod) { p.Status.ObservedGeneration = 0; upgraded(p) }, true},
+		{"observed, changed by others", func(p *corev1.Pod) { p.Spec.Containers[0].Image = "nginx:9" }, false},
+		{"observed, pull failing", func(p *corev1.Pod) {
+			setStatus(p, waiting("proxy", oldID, "containerd://proxy-1", 0, "ImagePullBackOff", "not found"))
+		}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod, st := patchedWith(t, webPlan())
+			tt.change(pod)
+			if got := Taken(pod, st, webPlan()); got != tt.want {
+				t.Errorf("Taken = %v, want %v (%+v)", got, tt.want, Progress(pod, st, webPlan()))
+			}
+		})
+	}
+}
