@@ -21,7 +21,7 @@ import (
 // upgradeFloor moves the prepared workload's pods to 1.1.0 as an ideal
 // controller would, with no cost of its own: the scenario's budget at a
 // time, each pod's gate False and its image patched back to back, gate
-// True as soon as its new container is ready. What is left is the time the
+// True as soon as the kubelet has taken the patch up (as verify opens it). What is left is the time the
 // kubelet itself needs for the same restarts: the floor under in place.
 func (p *part) upgradeFloor(ctx context.Context, r *prepared) (time.Duration, error) {
 	image, err := p.pushQuiet(ctx, r.repo, versions[1])
@@ -61,22 +61,44 @@ func (p *part) floor(ctx context.Context, ns, app, image string, budget int, gat
 		if err != nil {
 			return time.Since(start), err
 		}
-		if err := w.until(ctx, rolloutLimit, "containers ready on "+digest, podsAre(batch, containersOn(digest))); err != nil {
-			return time.Since(start), err
+		if gate {
+			if err := w.until(ctx, rolloutLimit, "the patch taken up", podsAre(batch, takenUp(image, digest))); err != nil {
+				return time.Since(start), err
+			}
+			if err := parallel(ctx, batch, func(ctx context.Context, name string) error {
+				return setGate(ctx, p.client, ns, name, corev1.ConditionTrue)
+			}); err != nil {
+				return time.Since(start), err
+			}
 		}
-		if !gate {
-			continue
+		done := containersOn(digest)
+		if gate {
+			done = func(p *corev1.Pod) bool { return containersOn(digest)(p) && world.PodReady(p) }
 		}
-		if err := parallel(ctx, batch, func(ctx context.Context, name string) error {
-			return setGate(ctx, p.client, ns, name, corev1.ConditionTrue)
-		}); err != nil {
-			return time.Since(start), err
-		}
-		if err := w.until(ctx, rolloutLimit, "Ready on "+digest, podsAre(batch, world.PodReady)); err != nil {
+		if err := w.until(ctx, rolloutLimit, "Ready on "+digest, podsAre(batch, done)); err != nil {
 			return time.Since(start), err
 		}
 	}
 	return time.Since(start), nil
+}
+
+// takenUp: the kubelet has taken the app container's new image up: it
+// reports the pod's generation with that image as observed (it does so in
+// the sync that stops the old container), or, where it reports no
+// generation, the container runs digest.
+func takenUp(image, digest string) func(*corev1.Pod) bool {
+	return func(p *corev1.Pod) bool {
+		for _, c := range p.Spec.Containers {
+			if c.Name == "app" && c.Image != image {
+				return false
+			}
+		}
+		if og := p.Status.ObservedGeneration; og != 0 {
+			return og >= p.Generation
+		}
+		cs := world.ContainerStatus(p, "app")
+		return cs != nil && cs.RestartCount > 0 && imageref.DigestOf(cs.ImageID) == digest
+	}
 }
 
 // containersOn: the app container runs digest, started again, and is ready.
