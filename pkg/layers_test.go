@@ -18,22 +18,24 @@ const module = "github.com/inplace-dev/inplace"
 
 // below is what each layer may import of this module (besides itself):
 // arrows point down, from the composition (cmd, the root package) through
-// the functions and the tools, to the adapters, the pure core and the
-// events contract. A function may import its own sub-packages, never
-// another function.
+// the functions and the tools, and the rollout controller the functions
+// begin rollouts on, to the adapters, the pure core and the events
+// contract. A function may import its own sub-packages, never another
+// function.
 var below = map[string][]string{
-	"events":   {}, // but pkg/core/settle, the error classes
-	"core":     {"events"},
-	"bus":      {"core", "events"},
-	"kube":     {"core", "events"},
-	"inputs":   {"core", "events", "kube"},
-	"config":   {"core", "events", "bus", "inputs"},
-	"function": {"core", "events", "bus", "kube", "inputs", "config"},
-	"tools":    {"core", "events", "bus", "kube", "inputs", "config"},
-	"root":     {"core", "events", "bus", "kube", "inputs", "config", "function", "cmd"},
-	"cmd":      {"core", "events", "bus", "kube", "inputs", "config", "function", "tools", "root"},
-	"test":     {"core", "events", "bus", "kube", "inputs", "config", "function", "tools", "root", "cmd", "helper"},
-	"helper":   {"core", "events", "bus", "kube", "inputs", "config", "function", "tools", "test", "helper"},
+	"events":     {}, // but pkg/core/settle, the error classes
+	"core":       {"events"},
+	"bus":        {"core", "events"},
+	"kube":       {"core", "events"},
+	"inputs":     {"core", "events", "kube"},
+	"config":     {"core", "events", "bus", "inputs"},
+	"controller": {"core", "events", "bus", "kube", "config"},
+	"function":   {"core", "events", "bus", "kube", "inputs", "config", "controller"},
+	"tools":      {"core", "events", "bus", "kube", "inputs", "config"},
+	"root":       {"core", "events", "bus", "kube", "inputs", "config", "controller", "function", "cmd"},
+	"cmd":        {"core", "events", "bus", "kube", "inputs", "config", "controller", "function", "tools", "root"},
+	"test":       {"core", "events", "bus", "kube", "inputs", "config", "controller", "function", "tools", "root", "cmd", "helper"},
+	"helper":     {"core", "events", "bus", "kube", "inputs", "config", "controller", "function", "tools", "test", "helper"},
 }
 
 // outside is what the pure layers must not import from outside the module:

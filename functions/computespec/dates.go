@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/controller"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/inputs/poll"
 )
@@ -51,7 +52,7 @@ func (c *dateCache) put(image string, t time.Time) {
 // with the pull secrets of the workload's pods. Nil when the push needs no
 // dating, or nothing can date it (no dater). A pushed digest the registry
 // does not have is refused: it cannot be dated, nor pulled.
-func (f *Function) dates(ctx context.Context, t Target, h rollout.History, push events.ImagePushedData) (rollout.Dates, error) {
+func (f *Function) dates(ctx context.Context, t controller.Target, h rollout.History, push events.ImagePushedData) (rollout.Dates, error) {
 	if f.d.Dates == nil || !rollout.Undated(h, push) {
 		return nil, nil
 	}
@@ -90,7 +91,7 @@ func (f *Function) created(ctx context.Context, image string, secrets []string) 
 }
 
 // pullSecrets are the imagePullSecrets ("namespace/name") of t's first pod.
-func (f *Function) pullSecrets(t Target) ([]string, error) {
+func (f *Function) pullSecrets(t controller.Target) ([]string, error) {
 	pods, err := f.d.Cache.PodsOf(t.Workload.Ref)
 	if err != nil {
 		return nil, wrap("pods of "+t.Workload.Ref.String(), err)

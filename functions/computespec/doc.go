@@ -1,10 +1,13 @@
 // Package computespec is the compute-spec function: from an image.pushed
-// event it finds the workloads that opted in and run a container from the
+// event (or an operator's upgrade.requested, a restart or resize request)
+// it finds the workloads that opted in and run a container from the
 // pushed repository, decides per container whether the push qualifies
-// (policy, feasibility), and drives each workload's rollout wave by wave:
-// every upgrade.succeeded frees a slot for the next pod, a failure or
-// rollback halts the rollout, a newer push supersedes it, and when every pod
-// runs the target the workload's template is brought along.
+// (policy, feasibility, signature, approval), and begins each workload's
+// rollout: the record's first revision and the plans of its first pods.
+// The rollout controller (pkg/controller) takes the rollout from there:
+// outcomes, later waves, halts, the template sync, approvals, the
+// watchdog. compute-spec's consumer delivers the controller's inputs too
+// (Handle hands them over).
 //
 // It never takes a workload backwards, whatever its policy: a push of a
 // digest the workload left, or pushed before the one it last rolled out

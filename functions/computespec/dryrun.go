@@ -8,6 +8,7 @@ import (
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/controller"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 )
 
@@ -57,8 +58,8 @@ func DryRun(c Cache, d config.Defaults, push events.UpgradeRequestData) ([]Workl
 
 // simulate runs the rollout state machine on a copy, completing each wave
 // before planning the next.
-func simulate(t Target, push events.UpgradeRequestData, cands []rollout.Candidate) ([][]*rollout.Pod, []*rollout.Pod) {
-	r := rollout.Begin(nil, "dry-run", t.Workload.Ref, push, t.rolloutOptions(), nowZero)
+func simulate(t controller.Target, push events.UpgradeRequestData, cands []rollout.Candidate) ([][]*rollout.Pod, []*rollout.Pod) {
+	r := rollout.Begin(nil, "dry-run", t.Workload.Ref, push, t.RolloutOptions(), nowZero)
 	var waves [][]*rollout.Pod
 	for i := 0; i < len(cands)+1; i++ {
 		planned := rollout.Plan(r, cands, "wave-"+strconv.Itoa(i), false, nowZero)

@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/controller"
+	"github.com/inplace-dev/inplace/pkg/core/imageref"
 	"github.com/inplace-dev/inplace/pkg/core/policy"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
@@ -51,7 +53,7 @@ func (f *Function) onRequest(ctx context.Context, in cloudevents.Event) ([]cloud
 // upgrade starts (or supersedes) a rollout on every workload the push
 // concerns and emits the first wave of each.
 func (f *Function) upgrade(ctx context.Context, in cloudevents.Event, push events.UpgradeRequestData) ([]cloudevents.Event, error) {
-	if err := replayStarts(in); err != nil {
+	if err := controller.ReplayStarts(in); err != nil {
 		return nil, err
 	}
 	targets, err := Discover(f.d.Cache, f.d.Defaults.Load(), push)
@@ -68,7 +70,7 @@ func (f *Function) upgrade(ctx context.Context, in cloudevents.Event, push event
 		log := f.d.Log.With("event", in.ID(), "workload", t.Workload.Ref.String(), "push", push.Ref())
 		if t.Skip != "" {
 			log.Info("push leaves workload alone", "why", t.Skip)
-			if err := f.forget(ctx, t); err != nil {
+			if err := f.ro.Forget(ctx, t); err != nil {
 				return nil, err
 			}
 			continue
@@ -105,19 +107,19 @@ func (f *Function) upgrade(ctx context.Context, in cloudevents.Event, push event
 
 // errSyncing: the workload's previous rollout is syncing its template;
 // the push waits for the record to change.
-var errSyncing = fmt.Errorf("%w: the previous rollout's template sync is under way", errRecordBusy)
+var errSyncing = fmt.Errorf("%w: the previous rollout's template sync is under way", controller.ErrRecordBusy)
 
 // start begins the rollout of push on one target. While the previous
 // rollout syncs the template, it waits for that record's next change (the
 // watch of the records), then looks again.
-func (f *Function) start(ctx context.Context, in cloudevents.Event, push events.UpgradeRequestData, t Target) ([]cloudevents.Event, error) {
-	return f.whenRecordFree(ctx, rollout.Key(t.Workload.Ref), func() ([]cloudevents.Event, error) {
+func (f *Function) start(ctx context.Context, in cloudevents.Event, push events.UpgradeRequestData, t controller.Target) ([]cloudevents.Event, error) {
+	return f.ro.WhenRecordFree(ctx, rollout.Key(t.Workload.Ref), func() ([]cloudevents.Event, error) {
 		return f.startOnce(ctx, in, push, t)
 	})
 }
 
 // startOnce begins the rollout of push on one target.
-func (f *Function) startOnce(ctx context.Context, in cloudevents.Event, push events.UpgradeRequestData, t Target) ([]cloudevents.Event, error) {
+func (f *Function) startOnce(ctx context.Context, in cloudevents.Event, push events.UpgradeRequestData, t controller.Target) ([]cloudevents.Event, error) {
 	ref := t.Workload.Ref
 	upgradeID := events.DeriveUpgradeID(in.ID(), ref)
 	dates, err := f.backwards(ctx, t, upgradeID, push)
@@ -138,10 +140,10 @@ func (f *Function) startOnce(ctx context.Context, in cloudevents.Event, push eve
 	if err != nil {
 		return nil, err
 	}
-	if err := f.allow(ctx, pods); err != nil {
+	if err := f.ro.Allow(ctx, pods); err != nil {
 		return nil, err
 	}
-	view, err := f.viewPulls(cands)
+	view, err := f.ro.ViewPulls(cands)
 	if err != nil {
 		return nil, err
 	}
@@ -151,14 +153,14 @@ func (f *Function) startOnce(ctx context.Context, in cloudevents.Event, push eve
 	var r *rollout.Rollout
 	var planned []*rollout.Pod
 	_, err = f.d.Store.Update(ctx, rollout.Key(ref), func(old []byte) ([]byte, error) {
-		prev, err := decode(old)
+		prev, err := controller.Decode(old)
 		if err != nil {
 			return nil, err
 		}
-		if err := canBegin(prev, ref, upgradeID, t.Options.Policy, push, dates, f.recheck()); err != nil {
+		if err := canBegin(prev, ref, upgradeID, t.Options.Policy, push, dates, f.ro.Recheck()); err != nil {
 			return nil, err
 		}
-		r = rollout.Begin(prev, upgradeID, ref, push, t.rolloutOptions(), now)
+		r = rollout.Begin(prev, upgradeID, ref, push, t.RolloutOptions(), now)
 		if prev == nil || prev.UpgradeID != upgradeID {
 			r.Signer, r.TraceParent = signer, events.Ext(in, events.ExtTraceParent)
 		}
@@ -170,7 +172,7 @@ func (f *Function) startOnce(ctx context.Context, in cloudevents.Event, push eve
 		default:
 			r.History[push.Name()] = rollout.Advance(r.History[push.Name()], push.ImagePushedData, cands)
 		}
-		hold(view, r, cands, timeout, now)
+		controller.HoldPulling(view, r, cands, timeout, now)
 		planned = rollout.Plan(r, cands, in.ID(), false, now)
 		rollout.Settle(r, in.ID(), now)
 		return json.Marshal(r)
@@ -180,11 +182,11 @@ func (f *Function) startOnce(ctx context.Context, in cloudevents.Event, push eve
 	}
 	if r.Phase == rollout.AwaitingApproval && r.Approval.RequestedBy == in.ID() {
 		f.d.Log.Info("rollout awaits approval", "workload", ref.String(), "upgrade", upgradeID, "why", why)
-		f.eventOn(t.Workload, corev1.EventTypeNormal, EventApprovalRequired,
+		f.ro.EventOn(t.Workload, corev1.EventTypeNormal, controller.EventApprovalRequired,
 			"Upgrade %s to %s waits for approval until %s: %s (inplace approve %s -n %s)", upgradeID, push.Ref(),
 			r.Approval.ExpiresAt.UTC().Format(time.RFC3339), why, upgradeID, ref.Namespace)
 	}
-	return f.advance(ctx, in, r, planned)
+	return f.ro.Advance(ctx, in, r, planned)
 }
 
 // canBegin checks that a push may start a rollout after prev: never
@@ -209,13 +211,13 @@ func canBegin(prev *rollout.Rollout, ref events.ObjectRef, upgradeID string, pol
 // refusal names the reason even when the policy would leave every pod
 // alone anyway. A push without a time is dated by its registry first; the
 // dates are returned for canBegin.
-func (f *Function) backwards(ctx context.Context, t Target, upgradeID string, push events.UpgradeRequestData) (rollout.Dates, error) {
+func (f *Function) backwards(ctx context.Context, t controller.Target, upgradeID string, push events.UpgradeRequestData) (rollout.Dates, error) {
 	ref := t.Workload.Ref
 	raw, _, err := f.d.Store.Get(ctx, rollout.Key(ref))
 	if err != nil {
 		return nil, err
 	}
-	prev, err := decode(raw)
+	prev, err := controller.Decode(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -252,13 +254,20 @@ func canSupersede(prev *rollout.Rollout, pol policy.Policy, push events.UpgradeR
 	return nil
 }
 
-func decode(raw []byte) (*rollout.Rollout, error) {
-	if raw == nil {
-		return nil, nil
+// approvalWhy says why the push waits for an approver on this workload, or
+// "": the workload's approval mode (its annotation or config-inplace's)
+// applied to each container the push would move, from the tag it runs.
+func approvalWhy(t controller.Target, push events.UpgradeRequestData, cands []rollout.Candidate) string {
+	if push.Undo != "" {
+		return "" // an operator's own undo, checked against the record
 	}
-	var r rollout.Rollout
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, wrap("decode rollout state", err)
+	for _, c := range cands {
+		for _, cp := range c.Containers {
+			from, _ := imageref.Parse(cp.FromImage)
+			if why := policy.NeedsApproval(t.Options.Approval, from.Tag, push.Tag); why != "" {
+				return why
+			}
+		}
 	}
-	return &r, nil
+	return ""
 }

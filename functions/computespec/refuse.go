@@ -10,33 +10,23 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/controller"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
 )
 
 // EventRefused is the reason of the Warning Event on a workload a push was
 // refused for.
-const EventRefused = "InPlaceRefused"
+const EventRefused = controller.EventRefused
 
 // refuse records why push may not start a rollout of t (a Warning Event on
 // the workload, a log line) and returns the reason, for the dead letter.
-func (f *Function) refuse(t Target, push events.UpgradeRequestData, err error) string {
+func (f *Function) refuse(t controller.Target, push events.UpgradeRequestData, err error) string {
 	why := fmt.Sprintf("%s: %v", t.Workload.Ref, err)
 	f.d.Log.Warn("push refused", "workload", t.Workload.Ref.String(), "push", push.Ref(), "why", err)
 	if obj, ok := t.Workload.Object.(runtime.Object); ok && f.d.Recorder != nil {
 		f.d.Recorder.Eventf(obj, corev1.EventTypeWarning, EventRefused, "Refused push %s: %v", push.Ref(), err)
 	}
 	return why
-}
-
-// replayStarts refuses a replayed push or resume that does not ask to
-// start a real rollout (`inplace replay --start-rollouts`).
-func replayStarts(in cloudevents.Event) error {
-	name := events.Ext(in, events.ExtReplay)
-	if name == "" || events.Ext(in, events.ExtReplayStart) == "true" {
-		return nil
-	}
-	return settle.Permanentf("compute-spec: %s is replay %s, and a replay starts no rollout unless it asks to (inplace replay --start-rollouts)",
-		events.Short(in.Type()), name)
 }
 
 // refuseOperatorFields refuses, for good, an image.pushed that carries
@@ -52,7 +42,7 @@ func (f *Function) refuseOperatorFields(in cloudevents.Event, fields []string) e
 		Target *events.ObjectRef `json:"target"`
 	}
 	if json.Unmarshal(in.Data(), &claimed) == nil && claimed.Target != nil {
-		f.event(*claimed.Target, corev1.EventTypeWarning, EventRefused, "Refused %s", why)
+		f.ro.Event(*claimed.Target, corev1.EventTypeWarning, EventRefused, "Refused %s", why)
 	}
 	return settle.Permanentf("compute-spec: %s", why)
 }

@@ -2,7 +2,6 @@ package computespec
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/inplace-dev/inplace/pkg/core/planner"
@@ -11,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/controller"
 	"github.com/inplace-dev/inplace/pkg/core/resize"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
@@ -28,7 +28,7 @@ func (f *Function) onResize(ctx context.Context, in cloudevents.Event) ([]cloude
 	if err != nil {
 		return nil, err
 	}
-	if err := replayStarts(in); err != nil {
+	if err := controller.ReplayStarts(in); err != nil {
 		return nil, err
 	}
 	ch, err := resize.Parse(req.CPU, req.Memory)
@@ -42,12 +42,12 @@ func (f *Function) onResize(ctx context.Context, in cloudevents.Event) ([]cloude
 	case !ok:
 		return nil, settle.Permanentf("compute-spec: resize: %s does not exist (or inplace does not manage its kind)", req.Target)
 	}
-	t := target(w, f.d.Defaults.Load())
+	t := controller.TargetOf(w, f.d.Defaults.Load())
 	if t.Skip != "" {
 		return nil, f.refuseRequest(t, "resize", req.Target, req.Containers, t.Skip)
 	}
 	ref := w.Ref
-	return f.whenRecordFree(ctx, rollout.Key(ref), func() ([]cloudevents.Event, error) {
+	return f.ro.WhenRecordFree(ctx, rollout.Key(ref), func() ([]cloudevents.Event, error) {
 		pods, err := f.d.Cache.PodsOf(ref)
 		if err != nil {
 			return nil, wrap("pods of "+ref.String(), err)
@@ -57,11 +57,11 @@ func (f *Function) onResize(ctx context.Context, in cloudevents.Event) ([]cloude
 			return nil, f.nothingYet(t, "resize", req.Target, req.Containers, cands, in.Time(),
 				seconds(resizeOptions(t, req).VerifySeconds))
 		}
-		if err := f.allow(ctx, pods); err != nil {
+		if err := f.ro.Allow(ctx, pods); err != nil {
 			return nil, err
 		}
 		id, now := events.DeriveResizeID(in.ID(), ref), f.d.Now()
-		r, planned, err := f.beginRequest(ctx, ref, "resize", id, func(prev *rollout.Rollout) (*rollout.Rollout, []*rollout.Pod, error) {
+		r, planned, err := f.ro.BeginRequest(ctx, ref, "resize", id, func(prev *rollout.Rollout) (*rollout.Rollout, []*rollout.Pod, error) {
 			r, err := rollout.BeginResize(prev, id, ref, req, resizeOptions(t, req), now)
 			if err != nil {
 				return nil, nil, err
@@ -74,46 +74,21 @@ func (f *Function) onResize(ctx context.Context, in cloudevents.Event) ([]cloude
 			return nil, err
 		}
 		if r.StartedAt.Equal(now) {
-			f.eventOn(t.Workload, corev1.EventTypeNormal, EventResizeRequested, "Resizing containers %s in place to %s (resize %s, %d pods, max-unavailable %d)",
+			f.ro.EventOn(t.Workload, corev1.EventTypeNormal, EventResizeRequested, "Resizing containers %s in place to %s (resize %s, %d pods, max-unavailable %d)",
 				strings.Join(req.Containers, ","), r.Resize.Target(), id, len(r.Pods), r.Options.Budget)
 		}
-		return f.advance(ctx, in, r, planned)
+		return f.ro.Advance(ctx, in, r, planned)
 	})
 }
 
 // resizeOptions are a resize's rollout settings: the workload's budget and
 // verify deadline (or the request's); no grace, no pre-pull (nothing is
 // pulled, the container keeps running).
-func resizeOptions(t Target, req events.ResizeRequestData) rollout.Options {
-	o := t.rolloutOptions()
+func resizeOptions(t controller.Target, req events.ResizeRequestData) rollout.Options {
+	o := t.RolloutOptions()
 	o.GraceSeconds, o.Prepull = 0, false
 	if req.DeadlineSeconds > 0 {
 		o.VerifySeconds = req.DeadlineSeconds
 	}
 	return o
-}
-
-// resizeResult is container.resize.succeeded or .failed for a resize
-// rollout that ended (completed or halted).
-func resizeResult(in cloudevents.Event, r *rollout.Rollout, halted bool) (cloudevents.Event, error) {
-	x := r.Resize
-	d := events.ResizeResultData{RequestID: x.RequestID, Target: r.Workload, Containers: x.Containers, CPU: x.CPU, Memory: x.Memory,
-		Counts: r.Counts(), Reason: r.Reason, Message: r.Message}
-	if r.Sync != nil && !halted {
-		d.Template = r.Sync.Result
-	}
-	typ := events.ContainerResizeSucceeded
-	if halted || d.Counts.Failed > 0 || d.Counts.RolledBack > 0 {
-		typ = events.ContainerResizeFailed
-		if d.Reason == "" {
-			d.Reason = "ResizeFailed"
-			d.Message = fmt.Sprintf("%d of %d pods failed, %d resized back", d.Counts.Failed, d.Counts.Pods, d.Counts.RolledBack)
-		}
-	}
-	e, err := events.Follow(in, events.DeriveID(x.RequestID, typ, ""), typ, events.Source(Name), r.Workload.String(), d)
-	if err != nil {
-		return e, settle.Permanent(err)
-	}
-	e.SetExtension(events.ExtUpgradeID, x.RequestID)
-	return e, nil
 }

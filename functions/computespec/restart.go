@@ -5,7 +5,6 @@ import (
 
 	"github.com/inplace-dev/inplace/pkg/core/planner"
 
-	"fmt"
 	"strings"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
@@ -13,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/controller"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
 )
@@ -29,7 +29,7 @@ func (f *Function) onRestart(ctx context.Context, in cloudevents.Event) ([]cloud
 	if err != nil {
 		return nil, err
 	}
-	if err := replayStarts(in); err != nil {
+	if err := controller.ReplayStarts(in); err != nil {
 		return nil, err
 	}
 	w, ok, err := f.d.Cache.Get(req.Target)
@@ -39,12 +39,12 @@ func (f *Function) onRestart(ctx context.Context, in cloudevents.Event) ([]cloud
 	case !ok:
 		return nil, settle.Permanentf("compute-spec: restart: %s does not exist (or inplace does not manage its kind)", req.Target)
 	}
-	t := target(w, f.d.Defaults.Load())
+	t := controller.TargetOf(w, f.d.Defaults.Load())
 	if t.Skip != "" {
 		return nil, f.refuseRequest(t, "restart", req.Target, req.Containers, t.Skip)
 	}
 	ref := w.Ref
-	return f.whenRecordFree(ctx, rollout.Key(ref), func() ([]cloudevents.Event, error) {
+	return f.ro.WhenRecordFree(ctx, rollout.Key(ref), func() ([]cloudevents.Event, error) {
 		pods, err := f.d.Cache.PodsOf(ref)
 		if err != nil {
 			return nil, wrap("pods of "+ref.String(), err)
@@ -54,11 +54,11 @@ func (f *Function) onRestart(ctx context.Context, in cloudevents.Event) ([]cloud
 			return nil, f.nothingYet(t, "restart", req.Target, req.Containers, cands, in.Time(),
 				seconds(restartOptions(t, req.Strategy).VerifySeconds))
 		}
-		if err := f.allow(ctx, pods); err != nil {
+		if err := f.ro.Allow(ctx, pods); err != nil {
 			return nil, err
 		}
 		id, now := events.DeriveRestartID(in.ID(), ref), f.d.Now()
-		r, planned, err := f.beginRequest(ctx, ref, "restart", id, func(prev *rollout.Rollout) (*rollout.Rollout, []*rollout.Pod, error) {
+		r, planned, err := f.ro.BeginRequest(ctx, ref, "restart", id, func(prev *rollout.Rollout) (*rollout.Rollout, []*rollout.Pod, error) {
 			r, err := rollout.BeginRestart(prev, id, ref, req, restartOptions(t, req.Strategy), now)
 			if err != nil {
 				return nil, nil, err
@@ -70,18 +70,18 @@ func (f *Function) onRestart(ctx context.Context, in cloudevents.Event) ([]cloud
 			return nil, err
 		}
 		if r.StartedAt.Equal(now) {
-			f.eventOn(t.Workload, corev1.EventTypeNormal, EventRestartRequested, "Restarting containers %s in place (restart %s, %d pods, max-unavailable %d)",
+			f.ro.EventOn(t.Workload, corev1.EventTypeNormal, EventRestartRequested, "Restarting containers %s in place (restart %s, %d pods, max-unavailable %d)",
 				strings.Join(req.Containers, ","), id, len(r.Pods), r.Options.Budget)
 		}
-		return f.advance(ctx, in, r, planned)
+		return f.ro.Advance(ctx, in, r, planned)
 	})
 }
 
 // restartOptions are a restart's rollout settings: the workload's budget,
 // the strategy's grace, deadline and minimum started time; no pre-pull (the
 // bytes are on the node: the container runs them).
-func restartOptions(t Target, s events.RestartStrategy) rollout.Options {
-	o := t.rolloutOptions()
+func restartOptions(t controller.Target, s events.RestartStrategy) rollout.Options {
+	o := t.RolloutOptions()
 	o.GraceSeconds, o.Prepull = s.UnreadyGracePeriodSeconds, false
 	o.MinReadySeconds = max(o.MinReadySeconds, s.MinStartedSeconds)
 	if s.ActiveDeadlineSeconds > 0 {
@@ -93,33 +93,11 @@ func restartOptions(t Target, s events.RestartStrategy) rollout.Options {
 // refuseRequest records why a restart or resize request (what) of
 // containers of target is refused (a Warning Event on the workload) and
 // returns the permanent error for its dead letter.
-func (f *Function) refuseRequest(t Target, what string, target events.ObjectRef, containers []string, why string) error {
+func (f *Function) refuseRequest(t controller.Target, what string, target events.ObjectRef, containers []string, why string) error {
 	f.d.Log.Warn(what+" refused", "workload", target.String(), "why", why)
 	names := strings.Join(containers, ",")
 	if obj, ok := t.Workload.Object.(runtime.Object); ok && f.d.Recorder != nil {
 		f.d.Recorder.Eventf(obj, corev1.EventTypeWarning, EventRefused, "Refused %s of %s: %s", what, names, why)
 	}
 	return settle.Permanentf("compute-spec: %s of %s in %s refused: %s", what, names, target, why)
-}
-
-// restartResult is container.restart.succeeded or .failed for a restart
-// rollout that ended (completed or halted).
-func restartResult(in cloudevents.Event, r *rollout.Rollout, halted bool) (cloudevents.Event, error) {
-	x := r.Restart
-	d := events.RestartResultData{RequestID: x.RequestID, Target: r.Workload, Containers: x.Containers,
-		Strategy: x.Strategy, Counts: r.Counts(), Reason: r.Reason, Message: r.Message}
-	typ := events.ContainerRestartSucceeded
-	if halted || d.Counts.Failed > 0 {
-		typ = events.ContainerRestartFailed
-		if d.Reason == "" {
-			d.Reason = "RestartFailed"
-			d.Message = fmt.Sprintf("%d of %d pods failed (failurePolicy Ignore)", d.Counts.Failed, d.Counts.Pods)
-		}
-	}
-	e, err := events.Follow(in, events.DeriveID(x.RequestID, typ, ""), typ, events.Source(Name), r.Workload.String(), d)
-	if err != nil {
-		return e, settle.Permanent(err)
-	}
-	e.SetExtension(events.ExtUpgradeID, x.RequestID)
-	return e, nil
 }

@@ -10,6 +10,7 @@ import (
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/controller"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
 	"github.com/inplace-dev/inplace/pkg/inputs/signature"
@@ -35,7 +36,7 @@ const signatureRecheck = 5 * time.Second
 // closed: a bad policy, no verifier, no signature (once signature-wait
 // from the push's arrival has passed) or none that verifies is
 // errSignature with the reasons; an unreachable registry is retried.
-func (f *Function) signer(ctx context.Context, in cloudevents.Event, t Target, push events.UpgradeRequestData) (string, error) {
+func (f *Function) signer(ctx context.Context, in cloudevents.Event, t controller.Target, push events.UpgradeRequestData) (string, error) {
 	d := f.d.Defaults.Load()
 	pol, err := signature.FromAnnotations(t.Workload.Meta.Annotations, d.Signature)
 	if err != nil {
@@ -68,27 +69,30 @@ func (f *Function) signer(ctx context.Context, in cloudevents.Event, t Target, p
 // recordRefusal keeps a refused push in the rollout record, for inplace
 // status: a rollout of its own (phase Refused) when none is in flight,
 // else a note on the one in flight. Redelivered, it changes nothing.
-func (f *Function) recordRefusal(ctx context.Context, in cloudevents.Event, t Target, push events.UpgradeRequestData, why string) error {
+func (f *Function) recordRefusal(ctx context.Context, in cloudevents.Event, t controller.Target, push events.UpgradeRequestData, why string) error {
 	ref := t.Workload.Ref
 	upgradeID, now := events.DeriveUpgradeID(in.ID(), ref), f.d.Now()
 	_, err := f.d.Store.Update(ctx, rollout.Key(ref), func(old []byte) ([]byte, error) {
-		prev, err := decode(old)
+		prev, err := controller.Decode(old)
 		if err != nil {
 			return nil, err
 		}
 		if prev != nil && prev.UpgradeID == upgradeID {
-			return nil, errDecided
+			return nil, errRecorded
 		}
 		if prev != nil && !prev.Phase.Finished() {
 			prev.Refusal = &rollout.Refusal{Target: push.Ref(), Reason: ReasonSignatureRefused, Message: why, At: now}
 			return json.Marshal(prev)
 		}
-		r := rollout.Begin(prev, upgradeID, ref, push, t.rolloutOptions(), now)
+		r := rollout.Begin(prev, upgradeID, ref, push, t.RolloutOptions(), now)
 		r.Phase, r.Reason, r.Message = rollout.Refused, ReasonSignatureRefused, why
 		return json.Marshal(r)
 	})
-	if errors.Is(err, errDecided) {
+	if errors.Is(err, errRecorded) {
 		return nil
 	}
 	return err
 }
+
+// errRecorded: the refusal is in the record already (a redelivery).
+var errRecorded = errors.New("refusal recorded already")

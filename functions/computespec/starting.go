@@ -8,6 +8,7 @@ import (
 	"github.com/inplace-dev/inplace/pkg/core/planner"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/controller"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
@@ -22,12 +23,12 @@ const maxClockSkew = time.Minute
 // running (yet), as the cache shows them, or because the cache shows none
 // of the pods the workload wants (a pod starting, or its change not yet in
 // the cache: the request can overtake the watch), the request waits for
-// the pods' change: errRecordBusy, so whenRecordFree looks again when the
-// Waker sees a container start or a pod become Ready, and the bus's "not
-// yet" stays the safety net. It waits until deadline after the request's
+// the pods' change: controller.ErrRecordBusy, so WhenRecordFree looks
+// again when the Waker sees a container start or a pod become Ready, and
+// the bus's "not yet" stays the safety net. It waits until deadline after the request's
 // time (durable: the event's own), then is refused like any other, so
 // every request ends.
-func (f *Function) nothingYet(t Target, what string, target events.ObjectRef, containers []string,
+func (f *Function) nothingYet(t controller.Target, what string, target events.ObjectRef, containers []string,
 	cands []rollout.Candidate, asked time.Time, deadline time.Duration) error {
 	why := "nothing to " + what + ": " + planner.Skipped(cands)
 	if !starting(cands, t.Workload.Replicas) {
@@ -37,7 +38,7 @@ func (f *Function) nothingYet(t Target, what string, target events.ObjectRef, co
 	if asked.IsZero() || asked.After(now.Add(maxClockSkew)) || now.Sub(asked) >= deadline {
 		return f.refuseRequest(t, what, target, containers, fmt.Sprintf("%s (still so %s after the request)", why, deadline))
 	}
-	return fmt.Errorf("%w: %w", errRecordBusy, settle.NotYet(f.recheck(), "%s: %s waits for its containers to run: %s", target, what, why))
+	return fmt.Errorf("%w: %w", controller.ErrRecordBusy, settle.NotYet(f.ro.Recheck(), "%s: %s waits for its containers to run: %s", target, what, why))
 }
 
 // starting: nothing can be planned only for a passing reason — a named

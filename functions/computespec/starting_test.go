@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/controller"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
 	"github.com/inplace-dev/inplace/pkg/kube"
@@ -19,7 +20,7 @@ func TestNothingYet(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	f := New(Deps{Now: func() time.Time { return now }})
 	ref := events.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web"}
-	tg := Target{Workload: kube.Workload{Ref: ref, Replicas: 1}}
+	tg := controller.Target{Workload: kube.Workload{Ref: ref, Replicas: 1}}
 	notRunning := []rollout.Candidate{{Pod: events.PodRef{Name: "web-1"}, Why: "sidecar: already asks cpu 1; app: not running"}}
 	absent := []rollout.Candidate{{Pod: events.PodRef{Name: "web-1"}, Why: `app: the pod has no container "app"`}}
 	for _, c := range []struct {
@@ -37,15 +38,15 @@ func TestNothingYet(t *testing.T) {
 	} {
 		err := f.nothingYet(tg, "restart", ref, []string{"app"}, c.cands, c.asked, 5*time.Minute)
 		kind, _ := settle.Classify(err)
-		if waits := errors.Is(err, errRecordBusy) && kind == settle.Later; waits != c.wait {
+		if waits := errors.Is(err, controller.ErrRecordBusy) && kind == settle.Later; waits != c.wait {
 			t.Errorf("%s: %v (%s); want waiting %v", c.name, err, kind, c.wait)
 		}
 		if !c.wait && kind != settle.Fail {
 			t.Errorf("%s: %v; want a refusal", c.name, err)
 		}
 	}
-	scaledToZero := Target{Workload: kube.Workload{Ref: ref}}
-	if err := f.nothingYet(scaledToZero, "restart", ref, nil, nil, now, time.Minute); errors.Is(err, errRecordBusy) {
+	scaledToZero := controller.Target{Workload: kube.Workload{Ref: ref}}
+	if err := f.nothingYet(scaledToZero, "restart", ref, nil, nil, now, time.Minute); errors.Is(err, controller.ErrRecordBusy) {
 		t.Errorf("a workload that wants no pods waits: %v", err)
 	}
 }

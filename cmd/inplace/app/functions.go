@@ -25,6 +25,7 @@ import (
 	"github.com/inplace-dev/inplace/pkg/bus/notify"
 	"github.com/inplace-dev/inplace/pkg/bus/runner"
 	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/controller"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/inputs/keychain"
 	"github.com/inplace-dev/inplace/pkg/inputs/poll"
@@ -52,14 +53,14 @@ type FunctionDeps struct {
 	// Store holds the rollout records: compute-spec writes them; patch-pod
 	// and verify check every write against them, through Records[their
 	// name] when set (their own connection), else through Store.
-	Store   computespec.Store
+	Store   controller.Store
 	Records map[string]guard.Records
 	// Leases hold each pod for one replica of patch-pod and of verify at a
 	// time (their own connection, by name); none: one process only.
 	Leases map[string]*bus.Leases
 	// OptIn keeps the owners the admission policy lets the functions write
 	// pods of; nil for dry runs.
-	OptIn    computespec.OptIn
+	OptIn    controller.OptIn
 	Defaults *config.Store
 	// Events records Kubernetes Events on pods and workloads; off for dry runs.
 	Events bool
@@ -103,38 +104,12 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 	}
 	if slices.Contains(names, computespec.Name) {
 		rec := recorder(computespec.Name)
-		syncer := &templatesync.Syncer{Client: d.Kube, Recorder: rec, Log: d.Log.With("function", computespec.Name)}
-		cd := computespec.Deps{Cache: d.Cache, Store: d.Store, Defaults: d.Defaults,
+		ro, more := rolloutController(d, rec, decoded)
+		loops = append(loops, more...)
+		fns = append(fns, computespec.New(computespec.Deps{Cache: d.Cache, Store: d.Store, Defaults: d.Defaults, Rollouts: ro,
 			Signatures: &signature.Verifier{Secrets: keychain.ClientSecrets{Client: d.Kube}},
 			Dates:      &poll.Dater{Secrets: keychain.ClientSecrets{Client: d.Kube}},
-			Syncer:     syncer, Recorder: rec, OptIn: d.OptIn, Log: d.Log.With("function", computespec.Name), Decoded: decoded}
-		cd.Fresh = kube.Live{Client: d.Kube}
-		if d.Reader != nil {
-			cd.Pods = d.Reader
-		}
-		wakes := d.Publish != nil && d.Informers != nil
-		if wakes {
-			cd.Pulls = d.Informers
-		}
-		if d.WatchRecords != nil {
-			cd.Records = &computespec.RecordChanges{}
-			loops = append(loops, func(ctx context.Context) { watch(ctx, d.WatchRecords, cd.Records.Notify, d.Log) })
-		}
-		f := computespec.New(cd)
-		fns = append(fns, f)
-		if d.Publish != nil {
-			loops = append(loops, func(ctx context.Context) {
-				wait.UntilWithContext(ctx, logFailure(watchdog(f, d.Publish), d.Log), d.WatchdogPeriod)
-			})
-		}
-		if wakes {
-			w, err := computespec.NewWaker(f, d.Informers, d.Publish, d.Log.With("function", computespec.Name))
-			if err != nil {
-				d.Log.Error("compute-spec's wake-ups not watched: rollouts wait for their safety-net rechecks", "err", err)
-			} else {
-				loops = append(loops, w.Run)
-			}
-		}
+			Recorder:   rec, OptIn: d.OptIn, Log: d.Log.With("function", computespec.Name)}))
 	}
 	if slices.Contains(names, prepull.Name) {
 		pd := prepull.Deps{Client: d.Kube, Reader: d.Reader, Config: d.Defaults, Log: d.Log.With("function", prepull.Name), Decoded: decoded}
@@ -186,6 +161,45 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 		fns = append(fns, verify.New(vd))
 	}
 	return fns, loops
+}
+
+// rolloutController makes the rollout controller compute-spec begins
+// rollouts on, and the loops that run beside it: the watch of the records,
+// the watchdog (with Publish) and the wake-ups (with Publish and the
+// informers).
+func rolloutController(d FunctionDeps, rec kube.Recorder, decoded *rollout.Decoded) (*controller.Rollouts, []func(context.Context)) {
+	var loops []func(context.Context)
+	log := d.Log.With("function", computespec.Name)
+	syncer := &templatesync.Syncer{Client: d.Kube, Recorder: rec, Log: log}
+	cd := controller.Deps{Cache: d.Cache, Store: d.Store, Defaults: d.Defaults,
+		Syncer: syncer, Recorder: rec, OptIn: d.OptIn, Log: log, Decoded: decoded}
+	cd.Fresh = kube.Live{Client: d.Kube}
+	if d.Reader != nil {
+		cd.Pods = d.Reader
+	}
+	wakes := d.Publish != nil && d.Informers != nil
+	if wakes {
+		cd.Pulls = d.Informers
+	}
+	if d.WatchRecords != nil {
+		cd.Records = &controller.RecordChanges{}
+		loops = append(loops, func(ctx context.Context) { watch(ctx, d.WatchRecords, cd.Records.Notify, d.Log) })
+	}
+	ro := controller.New(cd)
+	if d.Publish != nil {
+		loops = append(loops, func(ctx context.Context) {
+			wait.UntilWithContext(ctx, logFailure(watchdog(ro, d.Publish), d.Log), d.WatchdogPeriod)
+		})
+	}
+	if wakes {
+		w, err := controller.NewWaker(ro, d.Informers, d.Publish, log)
+		if err != nil {
+			d.Log.Error("compute-spec's wake-ups not watched: rollouts wait for their safety-net rechecks", "err", err)
+		} else {
+			loops = append(loops, w.Run)
+		}
+	}
+	return ro, loops
 }
 
 // watchDrains has patch-pod read the EndpointSlices from the process's
@@ -285,10 +299,10 @@ func (a *App) poller(pub watcher.Publisher, log *slog.Logger) *poll.Poller {
 	})
 }
 
-// watchdog is one sweep of compute-spec's watchdog, its events published.
-func watchdog(f *computespec.Function, publish func(context.Context, cloudevents.Event) error) func(context.Context) error {
+// watchdog is one sweep of the rollout controller's watchdog, its events published.
+func watchdog(ro *controller.Rollouts, publish func(context.Context, cloudevents.Event) error) func(context.Context) error {
 	return func(ctx context.Context) error {
-		outs, err := f.Sweep(ctx)
+		outs, err := ro.Sweep(ctx)
 		for _, e := range outs {
 			if perr := publish(ctx, e); perr != nil {
 				return errors.Join(err, fmt.Errorf("watchdog: publish %s: %w", e.Type(), perr))

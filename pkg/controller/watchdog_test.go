@@ -1,4 +1,4 @@
-package computespec_test
+package controller_test
 
 import (
 	"encoding/json"
@@ -17,6 +17,7 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/functions/computespec"
 	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/controller"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/kube"
@@ -86,12 +87,13 @@ type watched struct {
 	c     *fakeCluster
 	store *replay.MemStore
 	fn    *computespec.Function
+	ro    *controller.Rollouts
 	now   time.Time
 }
 
 func newWatched(t *testing.T, pods int, w planner.Watchdog) *watched {
 	x := &watched{t: t, c: newFakeCluster(pods), store: replay.NewMemStore(nil), now: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
-	x.fn = computespec.New(computespec.Deps{Cache: x.c, Store: x.store, Watchdog: w,
+	x.fn, x.ro = newChain(controller.Deps{Cache: x.c, Store: x.store, Watchdog: w,
 		Defaults: config.NewStore(config.StandardDefaults(), nil), Now: func() time.Time { return x.now }})
 	return x
 }
@@ -115,7 +117,7 @@ func (x *watched) push() map[string]events.Plan {
 func (x *watched) sweep(after time.Duration) map[string][]cloudevents.Event {
 	x.t.Helper()
 	x.now = x.now.Add(after)
-	outs, err := x.fn.Sweep(x.t.Context())
+	outs, err := x.ro.Sweep(x.t.Context())
 	if err != nil {
 		x.t.Fatalf("Sweep: %v", err)
 	}
@@ -336,7 +338,7 @@ func TestWatchdogHaltsAStalledRollout(t *testing.T) {
 	}
 	got = x.sweep(time.Second)
 	r := x.rollout()
-	if r.Phase != rollout.Halted || r.Reason != computespec.ReasonStalled || len(got[events.RolloutHalted]) != 1 {
+	if r.Phase != rollout.Halted || r.Reason != controller.ReasonStalled || len(got[events.RolloutHalted]) != 1 {
 		t.Errorf("after 10 minutes: %s %q %q; events %v", r.Phase, r.Reason, r.Message, got)
 	}
 }

@@ -1,4 +1,4 @@
-package computespec
+package controller
 
 import (
 	"context"
@@ -12,8 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/pkg/core/imageref"
-	"github.com/inplace-dev/inplace/pkg/core/policy"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
 	"github.com/inplace-dev/inplace/pkg/kube"
@@ -26,24 +24,6 @@ const (
 	EventRejected         = "InPlaceRejected"
 	EventApprovalExpired  = "InPlaceApprovalExpired"
 )
-
-// approvalWhy says why the push waits for an approver on this workload, or
-// "": the workload's approval mode (its annotation or config-inplace's)
-// applied to each container the push would move, from the tag it runs.
-func approvalWhy(t Target, push events.UpgradeRequestData, cands []rollout.Candidate) string {
-	if push.Undo != "" {
-		return "" // an operator's own undo, checked against the record
-	}
-	for _, c := range cands {
-		for _, cp := range c.Containers {
-			from, _ := imageref.Parse(cp.FromImage)
-			if why := policy.NeedsApproval(t.Options.Approval, from.Tag, push.Tag); why != "" {
-				return why
-			}
-		}
-	}
-	return ""
-}
 
 // approvalRequested is upgrade.approval.requested for r, when the handling
 // of in asked for it; its id depends on the upgrade alone.
@@ -73,30 +53,30 @@ func approvalEvent(in cloudevents.Event, r *rollout.Rollout, typ string) (cloude
 // and (to approve) the workload still opted in and not paused; otherwise it
 // is dead-lettered with the reason. A replayed decision decides nothing
 // unless the replay asks to start rollouts.
-func (f *Function) onDecision(ctx context.Context, in cloudevents.Event) ([]cloudevents.Event, error) {
+func (ctl *Rollouts) onDecision(ctx context.Context, in cloudevents.Event) ([]cloudevents.Event, error) {
 	d, err := events.As[events.DecisionData](in)
 	if err != nil {
 		return nil, err
 	}
-	if err := replayStarts(in); err != nil {
+	if err := ReplayStarts(in); err != nil {
 		return nil, err
 	}
-	raw, rev, err := f.d.Store.Get(ctx, rollout.Key(d.Workload))
+	raw, rev, err := ctl.d.Store.Get(ctx, rollout.Key(d.Workload))
 	if err != nil {
 		return nil, err
 	}
-	cur, err := decode(raw)
+	cur, err := Decode(raw)
 	if err != nil {
 		return nil, settle.Permanent(err)
 	}
 	approve := in.Type() == events.UpgradeApproved
-	if err := f.canDecide(cur, d, in.ID(), approve); err != nil {
+	if err := ctl.canDecide(cur, d, in.ID(), approve); err != nil {
 		return nil, settle.Permanent(fmt.Errorf("compute-spec: %s of %s: %w", events.Short(in.Type()), d.UpgradeID, err))
 	}
 	var cands []rollout.Candidate
 	if approve {
 		var t Target
-		if t, cands, _, err = f.observe(ctx, d.Workload, raw, rev); err != nil {
+		if t, cands, _, err = ctl.observe(ctx, d.Workload, raw, rev); err != nil {
 			return nil, err
 		}
 		if t.Skip != "" {
@@ -104,8 +84,8 @@ func (f *Function) onDecision(ctx context.Context, in cloudevents.Event) ([]clou
 				d.UpgradeID, d.Workload, t.Skip)
 		}
 	}
-	now := f.d.Now()
-	outs, err := f.transition(ctx, in, d.Workload, func(r *rollout.Rollout) {
+	now := ctl.d.Now()
+	outs, err := ctl.transition(ctx, in, d.Workload, func(r *rollout.Rollout) {
 		if r.UpgradeID != d.UpgradeID {
 			return
 		}
@@ -116,7 +96,7 @@ func (f *Function) onDecision(ctx context.Context, in cloudevents.Event) ([]clou
 		}
 	})
 	if k, _ := settle.Classify(err); (k == settle.Done || k == settle.Later) && cur.Approval.DecidedBy == "" {
-		f.decided(d, approve) // recorded: a redelivery finds it decided
+		ctl.decided(d, approve) // recorded: a redelivery finds it decided
 	}
 	return outs, err
 }
@@ -124,7 +104,7 @@ func (f *Function) onDecision(ctx context.Context, in cloudevents.Event) ([]clou
 // canDecide checks a decision against the rollout record: nil when the
 // record shows that upgrade awaiting approval (or already decided the same
 // way by this very input: a redelivery).
-func (f *Function) canDecide(cur *rollout.Rollout, d events.DecisionData, inputID string, approve bool) error {
+func (ctl *Rollouts) canDecide(cur *rollout.Rollout, d events.DecisionData, inputID string, approve bool) error {
 	switch {
 	case cur == nil:
 		return fmt.Errorf("%s has no rollout", d.Workload)
@@ -136,7 +116,7 @@ func (f *Function) canDecide(cur *rollout.Rollout, d events.DecisionData, inputI
 		return nil
 	case cur.Phase != rollout.AwaitingApproval:
 		return fmt.Errorf("%s is not awaiting approval (%s %s by %s)", d.UpgradeID, cur.Phase, cur.Approval.Decision, cur.Approval.By)
-	case !f.d.Now().Before(cur.Approval.ExpiresAt):
+	case !ctl.d.Now().Before(cur.Approval.ExpiresAt):
 		return fmt.Errorf("the approval of %s expired at %s", d.UpgradeID, cur.Approval.ExpiresAt.UTC().Format(time.RFC3339))
 	}
 	return nil
@@ -150,7 +130,7 @@ func rejection(d events.DecisionData) string {
 }
 
 // decided records the decision as an Event on the workload.
-func (f *Function) decided(d events.DecisionData, approve bool) {
+func (ctl *Rollouts) decided(d events.DecisionData, approve bool) {
 	reason, typ, msg := EventApproved, corev1.EventTypeNormal, "Upgrade %s approved by %s"
 	if !approve {
 		reason, typ, msg = EventRejected, corev1.EventTypeWarning, "Upgrade %s rejected by %s"
@@ -158,34 +138,34 @@ func (f *Function) decided(d events.DecisionData, approve bool) {
 	if d.Reason != "" {
 		msg += ": " + d.Reason
 	}
-	f.event(d.Workload, typ, reason, msg, d.UpgradeID, d.By)
+	ctl.Event(d.Workload, typ, reason, msg, d.UpgradeID, d.By)
 }
 
-// event records a Kubernetes Event on a workload from the cache.
-func (f *Function) event(ref events.ObjectRef, typ, reason, format string, args ...any) {
-	if f.d.Recorder == nil {
+// Event records a Kubernetes Event on a workload from the cache.
+func (ctl *Rollouts) Event(ref events.ObjectRef, typ, reason, format string, args ...any) {
+	if ctl.d.Recorder == nil {
 		return
 	}
-	w, ok, err := f.d.Cache.Get(ref)
+	w, ok, err := ctl.d.Cache.Get(ref)
 	if err != nil || !ok {
 		return
 	}
-	f.eventOn(w, typ, reason, format, args...)
+	ctl.EventOn(w, typ, reason, format, args...)
 }
 
-func (f *Function) eventOn(w kube.Workload, typ, reason, format string, args ...any) {
-	if obj, ok := w.Object.(runtime.Object); ok && f.d.Recorder != nil {
-		f.d.Recorder.Eventf(obj, typ, reason, format, args...)
+func (ctl *Rollouts) EventOn(w kube.Workload, typ, reason, format string, args ...any) {
+	if obj, ok := w.Object.(runtime.Object); ok && ctl.d.Recorder != nil {
+		ctl.d.Recorder.Eventf(obj, typ, reason, format, args...)
 	}
 }
 
 // expireApproval ends a rollout nobody approved in time (the watchdog).
-func (f *Function) expireApproval(ctx context.Context, in cloudevents.Event, r *rollout.Rollout, now time.Time) ([]cloudevents.Event, error) {
+func (ctl *Rollouts) expireApproval(ctx context.Context, in cloudevents.Event, r *rollout.Rollout, now time.Time) ([]cloudevents.Event, error) {
 	msg := fmt.Sprintf("nobody approved %s → %s by %s (%s)", r.UpgradeID, r.Target(),
 		r.Approval.ExpiresAt.UTC().Format(time.RFC3339), r.Approval.Why)
 	var expired *rollout.Rollout
-	_, err := f.d.Store.Update(ctx, rollout.Key(r.Workload), func(old []byte) ([]byte, error) {
-		cur, err := decode(old)
+	_, err := ctl.d.Store.Update(ctx, rollout.Key(r.Workload), func(old []byte) ([]byte, error) {
+		cur, err := Decode(old)
 		if err != nil || cur == nil || cur.UpgradeID != r.UpgradeID {
 			return nil, errDecided
 		}
@@ -201,8 +181,8 @@ func (f *Function) expireApproval(ctx context.Context, in cloudevents.Event, r *
 	if err != nil {
 		return nil, err
 	}
-	f.d.Log.Warn("approval expired", "workload", r.Workload.String(), "upgrade", r.UpgradeID)
-	f.event(r.Workload, corev1.EventTypeWarning, EventApprovalExpired, "Upgrade %s to %s: %s", r.UpgradeID, r.Target(), msg)
+	ctl.d.Log.Warn("approval expired", "workload", r.Workload.String(), "upgrade", r.UpgradeID)
+	ctl.Event(r.Workload, corev1.EventTypeWarning, EventApprovalExpired, "Upgrade %s to %s: %s", r.UpgradeID, r.Target(), msg)
 	e, err := approvalEvent(in, expired, events.UpgradeApprovalExpired)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package computespec
+package controller
 
 import (
 	"context"
@@ -25,7 +25,7 @@ type wakeKey struct {
 	workload events.ObjectRef
 }
 
-// Waker runs compute-spec's wake-ups, the way a controller runs its
+// Waker runs the rollout controller's wake-ups, the way a controller runs its
 // workqueue: the pod and node informers' events add a key (a workload
 // whose pod became Ready or left, a node whose pre-pull ended or whose
 // status.images changed), repeated adds collapse, and one worker re-plans
@@ -34,7 +34,7 @@ type wakeKey struct {
 // change itself, with no timer (the bus's "not yet" redelivery and the
 // watchdog stay as safety nets).
 type Waker struct {
-	f       *Function
+	ctl     *Rollouts
 	owners  func(*corev1.Pod) (kube.Workload, bool, error)
 	publish func(context.Context, cloudevents.Event) error
 	q       workqueue.TypedRateLimitingInterface[wakeKey]
@@ -51,8 +51,8 @@ type Informers interface {
 
 // NewWaker registers f's wake-ups on the informers; Run works them,
 // publishing what they plan.
-func NewWaker(f *Function, c Informers, publish func(context.Context, cloudevents.Event) error, log *slog.Logger) (*Waker, error) {
-	w := &Waker{f: f, owners: c.OwnerOf, publish: publish, log: log,
+func NewWaker(ctl *Rollouts, c Informers, publish func(context.Context, cloudevents.Event) error, log *slog.Logger) (*Waker, error) {
+	w := &Waker{ctl: ctl, owners: c.OwnerOf, publish: publish, log: log,
 		q: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[wakeKey](),
 			workqueue.TypedRateLimitingQueueConfig[wakeKey]{Name: "compute-spec-wake"})}
 	if _, err := c.PodInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -102,13 +102,13 @@ func (w *Waker) podAdded(obj any) {
 }
 
 // wakeRequests wakes the restart and resize requests waiting on the
-// record of p's workload (whenRecordFree) for its containers to run.
+// record of p's workload (WhenRecordFree) for its containers to run.
 func (w *Waker) wakeRequests(p *corev1.Pod) {
-	if w.f.d.Records == nil {
+	if w.ctl.d.Records == nil {
 		return
 	}
 	if wl, ok, err := w.owners(p); err == nil && ok {
-		w.f.d.Records.Wake(rollout.Key(wl.Ref))
+		w.ctl.d.Records.Wake(rollout.Key(wl.Ref))
 	}
 }
 
@@ -126,7 +126,7 @@ func running(p *corev1.Pod) int {
 }
 
 // pullingPod: a pre-pull pod whose pull is under way, which holds the
-// pods waiting for its images (hold).
+// pods waiting for its images (HoldPulling).
 func pullingPod(p *corev1.Pod) bool {
 	v, _ := pulls.Evaluate(p)
 	return v == pulls.Pending && p.DeletionTimestamp == nil
@@ -184,9 +184,9 @@ func (w *Waker) next(ctx context.Context) bool {
 	var outs []cloudevents.Event
 	var err error
 	if k.node != "" {
-		outs, err = w.f.WakeNode(ctx, k.node)
+		outs, err = w.ctl.WakeNode(ctx, k.node)
 	} else {
-		outs, err = w.f.Wake(ctx, k.workload)
+		outs, err = w.ctl.Wake(ctx, k.workload)
 	}
 	for _, e := range outs {
 		if err == nil {

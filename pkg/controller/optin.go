@@ -1,4 +1,4 @@
-package computespec
+package controller
 
 import (
 	"context"
@@ -15,21 +15,21 @@ type OptIn interface {
 	Forget(ctx context.Context, uids []string) error
 }
 
-// allow lets the functions write the pods of a workload that opts in:
+// Allow lets the functions write the pods of a workload that opts in:
 // their owners go into the admission policy's list before any is planned.
-func (f *Function) allow(ctx context.Context, pods []*corev1.Pod) error {
-	if f.d.OptIn == nil {
+func (ctl *Rollouts) Allow(ctx context.Context, pods []*corev1.Pod) error {
+	if ctl.d.OptIn == nil {
 		return nil
 	}
-	return wrap("allow the pods' owners", f.d.OptIn.Allow(ctx, kube.Owners(pods)))
+	return wrap("allow the pods' owners", ctl.d.OptIn.Allow(ctx, kube.Owners(pods)))
 }
 
-// forget takes a workload that does not opt in (any more) out of the list.
-func (f *Function) forget(ctx context.Context, t Target) error {
-	if f.d.OptIn == nil || t.Options.OptedIn {
+// Forget takes a workload that does not opt in (any more) out of the list.
+func (ctl *Rollouts) Forget(ctx context.Context, t Target) error {
+	if ctl.d.OptIn == nil || t.Options.OptedIn {
 		return nil
 	}
-	pods, err := f.d.Cache.PodsOf(t.Workload.Ref)
+	pods, err := ctl.d.Cache.PodsOf(t.Workload.Ref)
 	if err != nil {
 		return wrap("pods of "+t.Workload.Ref.String(), err)
 	}
@@ -37,5 +37,5 @@ func (f *Function) forget(ctx context.Context, t Target) error {
 	for uid := range kube.Owners(pods) {
 		uids = append(uids, uid)
 	}
-	return wrap("forget the owners of "+t.Workload.Ref.String(), f.d.OptIn.Forget(ctx, uids))
+	return wrap("forget the owners of "+t.Workload.Ref.String(), ctl.d.OptIn.Forget(ctx, uids))
 }

@@ -1,4 +1,4 @@
-package computespec_test
+package controller_test
 
 import (
 	"context"
@@ -15,8 +15,8 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/functions/computespec"
 	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/controller"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
@@ -82,16 +82,16 @@ func TestOutcomesAreConfirmedByThePod(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			x := newWatched(t, 2, planner.Watchdog{})
 			rec := record.NewFakeRecorder(10)
-			d := computespec.Deps{Cache: x.c, Store: x.store, Recorder: rec,
+			d := controller.Deps{Cache: x.c, Store: x.store, Recorder: rec,
 				Defaults: config.NewStore(config.StandardDefaults(), nil), Now: func() time.Time { return x.now }}
-			x.fn = computespec.New(d)
+			x.fn, x.ro = newChain(d)
 			a := only(t, x.push())
 			if tt.pod != nil {
 				tt.pod(x.c, a)
 			}
 			if tt.fresh != nil {
 				d.Fresh = tt.fresh(x.c, a)
-				x.fn = computespec.New(d)
+				x.fn, x.ro = newChain(d)
 			}
 			in, err := events.New("outcome-1", tt.typ, events.Source("verify"), a.Pod.String(), events.OutcomeData{Plan: a,
 				Outcome: map[string]string{events.UpgradeSucceeded: events.OutcomeSucceeded, events.UpgradeFailed: events.OutcomeFailed,
@@ -117,7 +117,7 @@ func TestOutcomesAreConfirmedByThePod(t *testing.T) {
 			}
 			select {
 			case ev := <-rec.Events:
-				want := "Warning " + computespec.EventRefused + " Refused " + events.Short(tt.typ) + " of upgrade " + a.UpgradeID +
+				want := "Warning " + controller.EventRefused + " Refused " + events.Short(tt.typ) + " of upgrade " + a.UpgradeID +
 					" for pod " + a.Pod.Name + ": " + tt.refusal
 				if !strings.HasPrefix(ev, want) {
 					t.Errorf("Event %q; want %q…", ev, want)

@@ -1,4 +1,4 @@
-package computespec_test
+package controller_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/functions/computespec"
+	"github.com/inplace-dev/inplace/pkg/controller"
 	"github.com/inplace-dev/inplace/pkg/core/pulls"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
@@ -63,7 +63,7 @@ func TestAPodWaitsOnlyForAPullUnderWay(t *testing.T) {
 				e.prepullCached(pullNS, pp.Name)
 			}
 			published := make(chan cloudevents.Event, 16)
-			w, err := computespec.NewWaker(e.fn, e.cache, func(_ context.Context, ev cloudevents.Event) error {
+			w, err := controller.NewWaker(e.ro, e.cache, func(_ context.Context, ev cloudevents.Event) error {
 				published <- ev
 				return nil
 			}, slog.New(slog.DiscardHandler))

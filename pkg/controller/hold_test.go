@@ -1,4 +1,4 @@
-package computespec_test
+package controller_test
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/functions/computespec"
 	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/controller"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/kube"
@@ -23,7 +23,7 @@ import (
 type releases struct{ n int }
 
 func (r *releases) Sync(context.Context, *rollout.Rollout) (rollout.Sync, bool, error) {
-	return rollout.Sync{Step: computespec.SyncDone}, true, nil
+	return rollout.Sync{Step: controller.SyncDone}, true, nil
 }
 func (r *releases) Hold(context.Context, *rollout.Rollout, *appsv1.StatefulSet) (*appsv1.StatefulSet, error) {
 	return nil, nil
@@ -54,9 +54,9 @@ func TestWatchdogReleasesAHaltedStatefulSet(t *testing.T) {
 			if _, err := store.Update(t.Context(), rollout.Key(db), func([]byte) ([]byte, error) { return json.Marshal(r) }); err != nil {
 				t.Fatal(err)
 			}
-			fn := computespec.New(computespec.Deps{Cache: c, Store: store, Syncer: syncer,
+			ro := controller.New(controller.Deps{Cache: c, Store: store, Syncer: syncer,
 				Defaults: config.NewStore(config.StandardDefaults(), nil), Now: func() time.Time { return now }})
-			if _, err := fn.Sweep(t.Context()); err != nil {
+			if _, err := ro.Sweep(t.Context()); err != nil {
 				t.Fatal(err)
 			}
 			if syncer.n != tt.want {

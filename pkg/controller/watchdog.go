@@ -1,4 +1,4 @@
-package computespec
+package controller
 
 import (
 	"context"
@@ -39,8 +39,8 @@ const ReasonStalled = "ProgressDeadlineExceeded"
 // given up (Failed, reason Deadline: the rollout halts). A stalled rollout
 // is planned again, then halted; a template sync is driven on. It returns
 // the events to publish: reminders and what the transitions emit.
-func (f *Function) Sweep(ctx context.Context) ([]cloudevents.Event, error) {
-	keys, err := f.d.Store.Keys(ctx)
+func (ctl *Rollouts) Sweep(ctx context.Context) ([]cloudevents.Event, error) {
+	keys, err := ctl.d.Store.Keys(ctx)
 	if err != nil {
 		return nil, wrap("watchdog: list rollouts", err)
 	}
@@ -48,7 +48,7 @@ func (f *Function) Sweep(ctx context.Context) ([]cloudevents.Event, error) {
 	var outs []cloudevents.Event
 	var errs []error
 	for _, key := range keys {
-		more, err := f.sweepOne(ctx, key)
+		more, err := ctl.sweepOne(ctx, key)
 		if k, _ := settle.Classify(err); err != nil && k != settle.Later {
 			errs = append(errs, fmt.Errorf("%s: %w", key, err))
 		}
@@ -69,12 +69,12 @@ func watchdogEvent(r *rollout.Rollout) (cloudevents.Event, error) {
 	return e, err
 }
 
-func (f *Function) sweepOne(ctx context.Context, key string) ([]cloudevents.Event, error) {
-	raw, _, err := f.d.Store.Get(ctx, key)
+func (ctl *Rollouts) sweepOne(ctx context.Context, key string) ([]cloudevents.Event, error) {
+	raw, _, err := ctl.d.Store.Get(ctx, key)
 	if err != nil {
 		return nil, err
 	}
-	r, err := decode(raw)
+	r, err := Decode(raw)
 	if err != nil || r == nil || r.Phase.Finished() {
 		return nil, err
 	}
@@ -82,21 +82,21 @@ func (f *Function) sweepOne(ctx context.Context, key string) ([]cloudevents.Even
 	if err != nil {
 		return nil, err
 	}
-	now, w := f.d.Now(), f.watchdog()
+	now, w := ctl.d.Now(), ctl.watchdog()
 	if r.Phase == rollout.AwaitingApproval && r.Approval != nil && !now.Before(r.Approval.ExpiresAt) {
-		return f.expireApproval(ctx, in, r, now)
+		return ctl.expireApproval(ctx, in, r, now)
 	}
 	if r.Phase == rollout.Syncing {
-		return f.driveSync(ctx, in, r, now)
+		return ctl.driveSync(ctx, in, r, now)
 	}
-	if err := f.releaseHalted(ctx, r); err != nil { // its last outcome's release may have been lost
+	if err := ctl.releaseHalted(ctx, r); err != nil { // its last outcome's release may have been lost
 		return nil, err
 	}
-	pods, err := f.d.Cache.PodsOf(r.Workload)
+	pods, err := ctl.d.Cache.PodsOf(r.Workload)
 	if err != nil {
 		return nil, wrap("pods of "+r.Workload.String(), err)
 	}
-	checks, reminders, outs, err := f.checkInFlight(in, r, pods, now, w)
+	checks, reminders, outs, err := ctl.checkInFlight(in, r, pods, now, w)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +105,7 @@ func (f *Function) sweepOne(ctx context.Context, key string) ([]cloudevents.Even
 	if len(checks) == 0 && len(reminders) == 0 && !halt && !replan {
 		return outs, nil
 	}
-	written, planned, err := f.replanRecord(ctx, in, r.Workload, func(cur *rollout.Rollout) {
+	written, planned, err := ctl.replanRecord(ctx, in, r.Workload, func(cur *rollout.Rollout) {
 		for _, c := range checks {
 			rollout.Record(cur, c.Type, c.Outcome, in.ID(), now)
 		}
@@ -120,11 +120,11 @@ func (f *Function) sweepOne(ctx context.Context, key string) ([]cloudevents.Even
 	if err != nil || written == nil {
 		return outs, err
 	}
-	more, err := f.advance(ctx, in, written, planned)
+	more, err := ctl.Advance(ctx, in, written, planned)
 	if err != nil {
 		return outs, err
 	}
-	reminded, err := f.remind(in, written, reminders, now)
+	reminded, err := ctl.remind(in, written, reminders, now)
 	return append(append(outs, more...), reminded...), err
 }
 
@@ -132,7 +132,7 @@ func (f *Function) sweepOne(ctx context.Context, key string) ([]cloudevents.Even
 // reminders to record (each a new try: rollout.Remind), and the reminders
 // already recorded, published again (deduplicated unless the first was
 // lost).
-func (f *Function) checkInFlight(in cloudevents.Event, r *rollout.Rollout, pods []*corev1.Pod, now time.Time, w planner.Watchdog) ([]planner.PodCheck, []planner.PodCheck, []cloudevents.Event, error) {
+func (ctl *Rollouts) checkInFlight(in cloudevents.Event, r *rollout.Rollout, pods []*corev1.Pod, now time.Time, w planner.Watchdog) ([]planner.PodCheck, []planner.PodCheck, []cloudevents.Event, error) {
 	byName := make(map[string]*corev1.Pod, len(pods))
 	for _, p := range pods {
 		byName[p.Name] = p
@@ -158,13 +158,13 @@ func (f *Function) checkInFlight(in cloudevents.Event, r *rollout.Rollout, pods 
 				reminders = append(reminders, c)
 				continue
 			}
-			e, err := f.reminder(in, r, c, now)
+			e, err := ctl.reminder(in, r, c, now)
 			if err != nil {
 				return nil, nil, nil, err
 			}
 			outs = append(outs, e)
 		default:
-			f.d.Log.Warn("watchdog records an outcome", "pod", name, "upgrade", p.UpgradeID, "reason", c.Outcome.Reason, "message", c.Outcome.Message)
+			ctl.d.Log.Warn("watchdog records an outcome", "pod", name, "upgrade", p.UpgradeID, "reason", c.Outcome.Reason, "message", c.Outcome.Message)
 			checks = append(checks, c)
 		}
 	}
@@ -173,7 +173,7 @@ func (f *Function) checkInFlight(in cloudevents.Event, r *rollout.Rollout, pods 
 
 // remind publishes the reminders recorded in written, each with the try
 // the record gave it.
-func (f *Function) remind(in cloudevents.Event, written *rollout.Rollout, reminders []planner.PodCheck, now time.Time) ([]cloudevents.Event, error) {
+func (ctl *Rollouts) remind(in cloudevents.Event, written *rollout.Rollout, reminders []planner.PodCheck, now time.Time) ([]cloudevents.Event, error) {
 	var outs []cloudevents.Event
 	for _, c := range reminders {
 		p := written.Pods[c.Pod.Name]
@@ -181,11 +181,11 @@ func (f *Function) remind(in cloudevents.Event, written *rollout.Rollout, remind
 			continue // its outcome came meanwhile
 		}
 		c.Pod = p
-		e, err := f.reminder(in, written, c, now)
+		e, err := ctl.reminder(in, written, c, now)
 		if err != nil {
 			return outs, err
 		}
-		f.d.Log.Warn("watchdog reminds a late step", "pod", p.Name, "upgrade", p.UpgradeID, "event", e.Type(),
+		ctl.d.Log.Warn("watchdog reminds a late step", "pod", p.Name, "upgrade", p.UpgradeID, "event", e.Type(),
 			"reminder", c.Nudge+1, "attempt", p.Attempt())
 		outs = append(outs, e)
 	}
@@ -194,7 +194,7 @@ func (f *Function) remind(in cloudevents.Event, written *rollout.Rollout, remind
 
 // reminder is the event that drives c's late step again, as the try
 // c.Pod.Attempt().
-func (f *Function) reminder(in cloudevents.Event, r *rollout.Rollout, c planner.PodCheck, now time.Time) (cloudevents.Event, error) {
+func (ctl *Rollouts) reminder(in cloudevents.Event, r *rollout.Rollout, c planner.PodCheck, now time.Time) (cloudevents.Event, error) {
 	var e cloudevents.Event
 	var err error
 	if c.Kind == planner.LateVerify {
@@ -240,15 +240,15 @@ func remindVerify(in cloudevents.Event, pod *corev1.Pod, st *inplace.State, atte
 // quiet (its event lost or dead-lettered), and completes the rollout when
 // the sync is done. A sync is never abandoned half-way: every step moves
 // towards restoring the workload, and each is driven until it is done.
-func (f *Function) driveSync(ctx context.Context, in cloudevents.Event, r *rollout.Rollout, now time.Time) ([]cloudevents.Event, error) {
+func (ctl *Rollouts) driveSync(ctx context.Context, in cloudevents.Event, r *rollout.Rollout, now time.Time) ([]cloudevents.Event, error) {
 	if now.Sub(r.UpdatedAt) <= quiet {
 		return nil, nil
 	}
-	done, err := f.syncTemplate(ctx, r)
+	done, err := ctl.syncTemplate(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	return f.endEvents(in, done, events.RolloutCompleted)
+	return ctl.endEvents(in, done, events.RolloutCompleted)
 }
 
 func progressAt(r *rollout.Rollout) time.Time {

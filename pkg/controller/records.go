@@ -1,4 +1,4 @@
-package computespec
+package controller
 
 import (
 	"context"
@@ -33,37 +33,37 @@ const pollRecheck = 2 * time.Second
 // (and half of what is left of its deadline).
 const maxRecordWait = 20 * time.Second
 
-// recheck is how soon a waiting delivery looks again by itself: with the
+// Recheck is how soon a waiting delivery looks again by itself: with the
 // watches, a long safety net (stallRecheck); without, pollRecheck.
-func (f *Function) recheck() time.Duration {
-	if f.d.Records != nil {
+func (ctl *Rollouts) Recheck() time.Duration {
+	if ctl.d.Records != nil {
 		return stallRecheck
 	}
 	return pollRecheck
 }
 
 // recordChanged is Records.Changed, or a channel that never closes.
-func (f *Function) recordChanged(key string) (<-chan struct{}, func()) {
-	if f.d.Records == nil {
+func (ctl *Rollouts) recordChanged(key string) (<-chan struct{}, func()) {
+	if ctl.d.Records == nil {
 		return nil, func() {}
 	}
-	return f.d.Records.Changed(key)
+	return ctl.d.Records.Changed(key)
 }
 
-// errRecordBusy: the workload's record holds a rollout that must end (or
+// ErrRecordBusy: the workload's record holds a rollout that must end (or
 // sync its template) first; the request waits for the record to change.
-var errRecordBusy = errors.New("the workload's rollout record is busy")
+var ErrRecordBusy = errors.New("the workload's rollout record is busy")
 
-// whenRecordFree runs try, and again at each change of the record key
-// (the watch of the records) while it answers errRecordBusy, within
+// WhenRecordFree runs try, and again at each change of the record key
+// (the watch of the records) while it answers ErrRecordBusy, within
 // maxRecordWait per wait; then try's answer (a "not yet" for the bus, its
 // safety net) goes back as it is. No fixed delay: the request moves at the
 // record's change itself.
-func (f *Function) whenRecordFree(ctx context.Context, key string, try func() ([]cloudevents.Event, error)) ([]cloudevents.Event, error) {
+func (ctl *Rollouts) WhenRecordFree(ctx context.Context, key string, try func() ([]cloudevents.Event, error)) ([]cloudevents.Event, error) {
 	for {
-		woken, stop := f.recordChanged(key)
+		woken, stop := ctl.recordChanged(key)
 		outs, err := try()
-		if !errors.Is(err, errRecordBusy) || !notify.Wait(ctx, woken, maxRecordWait) {
+		if !errors.Is(err, ErrRecordBusy) || !notify.Wait(ctx, woken, maxRecordWait) {
 			stop()
 			return outs, err
 		}
@@ -71,23 +71,35 @@ func (f *Function) whenRecordFree(ctx context.Context, key string, try func() ([
 	}
 }
 
-// beginRequest writes a restart's or resize's rollout (what, id) into the
+// BeginRequest writes a restart's or resize's rollout (what, id) into the
 // workload's record: begin builds it from the previous record and plans
 // its first pods; a begin error means another rollout holds the record
-// (errRecordBusy: whenRecordFree waits for its change).
-func (f *Function) beginRequest(ctx context.Context, ref events.ObjectRef, what, id string,
+// (ErrRecordBusy: WhenRecordFree waits for its change).
+func (ctl *Rollouts) BeginRequest(ctx context.Context, ref events.ObjectRef, what, id string,
 	begin func(prev *rollout.Rollout) (*rollout.Rollout, []*rollout.Pod, error)) (*rollout.Rollout, []*rollout.Pod, error) {
 	var r *rollout.Rollout
 	var planned []*rollout.Pod
-	_, err := f.d.Store.Update(ctx, rollout.Key(ref), func(old []byte) ([]byte, error) {
-		prev, err := decode(old)
+	_, err := ctl.d.Store.Update(ctx, rollout.Key(ref), func(old []byte) ([]byte, error) {
+		prev, err := Decode(old)
 		if err != nil {
 			return nil, err
 		}
 		if r, planned, err = begin(prev); err != nil {
-			return nil, fmt.Errorf("%w: %w", errRecordBusy, settle.NotYet(f.recheck(), "%s: %s %s waits: %v", ref, what, id, err))
+			return nil, fmt.Errorf("%w: %w", ErrRecordBusy, settle.NotYet(ctl.Recheck(), "%s: %s %s waits: %v", ref, what, id, err))
 		}
 		return json.Marshal(r)
 	})
 	return r, planned, err
+}
+
+// Decode is a rollout record read from the store (nil: there is none).
+func Decode(raw []byte) (*rollout.Rollout, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	var r rollout.Rollout
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, wrap("decode rollout state", err)
+	}
+	return &r, nil
 }

@@ -1,4 +1,4 @@
-package computespec_test
+package controller_test
 
 import (
 	"errors"
@@ -10,8 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/functions/computespec"
 	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/controller"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
 )
@@ -142,7 +142,7 @@ func TestApprovalRejected(t *testing.T) {
 func TestApprovalExpires(t *testing.T) {
 	e := newEnv(t)
 	now := time.Now()
-	e.fn = computespec.New(computespec.Deps{Cache: e.cache, Store: e.kv, Now: func() time.Time { return now },
+	e.fn, e.ro = newChain(controller.Deps{Cache: e.cache, Store: e.kv, Now: func() time.Time { return now },
 		Defaults: config.NewStore(config.StandardDefaults(), nil)})
 	api1, _ := e.image("api", "1.0.0")
 	_, d2 := e.image("api", "2.0.0")
@@ -154,11 +154,11 @@ func TestApprovalExpires(t *testing.T) {
 	upgradeID := events.DeriveUpgradeID(push.ID(), w)
 
 	now = now.Add(config.StandardDefaults().ApprovalTimeout - time.Minute)
-	if outs, err := e.fn.Sweep(t.Context()); err != nil || len(outs) != 0 {
+	if outs, err := e.ro.Sweep(t.Context()); err != nil || len(outs) != 0 {
 		t.Fatalf("sweep before the deadline: %v %v", shortTypes(outs), err)
 	}
 	now = now.Add(2 * time.Minute)
-	outs, err := e.fn.Sweep(t.Context())
+	outs, err := e.ro.Sweep(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

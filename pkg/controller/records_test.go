@@ -1,4 +1,4 @@
-package computespec_test
+package controller_test
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/functions/computespec"
 	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/controller"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 )
 
@@ -55,7 +55,7 @@ func TestPushWaitsForTheTemplateSyncFromTheWatch(t *testing.T) {
 		t.Fatalf("the push returned while the template was syncing: %d events, %v", len(r.outs), r.err)
 	case <-time.After(500 * time.Millisecond): // it waits (an ordering check, not a timing one: it may wait any longer)
 	}
-	e.setPhase(ref, rollout.Completed, computespec.SyncDone)
+	e.setPhase(ref, rollout.Completed, controller.SyncDone)
 	r := <-done
 	if r.err != nil {
 		t.Fatalf("push after the sync: %v; want its plans in the same delivery", r.err)
@@ -72,8 +72,8 @@ func TestPushWaitsForTheTemplateSyncFromTheWatch(t *testing.T) {
 // run` does.
 func (e *env) watchRecords() {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	records := &computespec.RecordChanges{}
-	e.fn = computespec.New(computespec.Deps{Cache: e.cache, Store: e.kv, Log: log, Records: records,
+	records := &controller.RecordChanges{}
+	e.fn, e.ro = newChain(controller.Deps{Cache: e.cache, Store: e.kv, Log: log, Records: records,
 		Defaults: config.NewStore(config.StandardDefaults(), log)})
 	go func() { _ = e.kv.Watch(e.t.Context(), records.Notify) }()
 }
@@ -137,7 +137,7 @@ func TestResizeWaitsForTheRunningRolloutFromTheWatch(t *testing.T) {
 		t.Fatalf("the resize returned while the push was rolling out: %d events, %v", len(r.outs), r.err)
 	case <-time.After(500 * time.Millisecond): // it waits (an ordering check, not a timing one)
 	}
-	e.setPhase(ref, rollout.Completed, computespec.SyncDone)
+	e.setPhase(ref, rollout.Completed, controller.SyncDone)
 	r := <-done
 	if r.err != nil {
 		t.Fatalf("resize after the push: %v; want its plans in the same delivery", r.err)

@@ -1,4 +1,4 @@
-package computespec_test
+package controller_test
 
 import (
 	"log/slog"
@@ -9,8 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/inplace-dev/inplace/functions/computespec"
 	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/controller"
 	"github.com/inplace-dev/inplace/pkg/core/pulls"
 	"github.com/inplace-dev/inplace/pkg/kube"
 	"github.com/inplace-dev/inplace/test/world"
@@ -34,7 +34,7 @@ func pullEnv(t *testing.T) (*env, string) {
 	d.PrepullNamespace = pullNS
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	e.cache = cache
-	e.fn = computespec.New(computespec.Deps{Cache: cache, Store: e.kv, Log: log, Pulls: cache,
+	e.fn, e.ro = newChain(controller.Deps{Cache: cache, Store: e.kv, Log: log, Pulls: cache,
 		Defaults: config.NewStore(d, log)})
 	return e, pullNS
 }

@@ -1,4 +1,4 @@
-package computespec
+package controller
 
 import (
 	"context"
@@ -55,22 +55,22 @@ const (
 // pause a Deployment again after its sync was restored. A sync another
 // worker completed meanwhile is returned as it is; one another replica is
 // driving is waited for, woken by the record's changes (awaitSync).
-func (f *Function) syncTemplate(ctx context.Context, r *rollout.Rollout) (*rollout.Rollout, error) {
+func (ctl *Rollouts) syncTemplate(ctx context.Context, r *rollout.Rollout) (*rollout.Rollout, error) {
 	key := rollout.Key(r.Workload)
-	defer f.syncs.Lock(key)()
-	cur, err := f.syncing(ctx, r)
+	defer ctl.syncs.Lock(key)()
+	cur, err := ctl.syncing(ctx, r)
 	if err != nil || cur.Phase == rollout.Completed {
 		return cur, err
 	}
 	r = cur // the step recorded, never an older one
-	watcher, _ := f.d.Cache.(changeWatcher)
+	watcher, _ := ctl.d.Cache.(changeWatcher)
 	for range syncSteps {
 		var woken <-chan struct{}
 		stop := func() {}
 		if watcher != nil {
 			woken, stop = watcher.Changed(r.Workload) // before reading: no change is missed
 		}
-		next, err := f.syncStep(ctx, r)
+		next, err := ctl.syncStep(ctx, r)
 		switch {
 		case err == nil && next.Phase == rollout.Completed:
 			stop()
@@ -79,7 +79,7 @@ func (f *Function) syncTemplate(ctx context.Context, r *rollout.Rollout) (*rollo
 			r = next // the step is recorded: the next one at once
 		case errors.Is(err, errSyncMoved):
 			stop()
-			return f.awaitSync(ctx, r)
+			return ctl.awaitSync(ctx, r)
 		case woken == nil || !waitChange(ctx, woken, err):
 			stop()
 			return nil, err
@@ -91,15 +91,15 @@ func (f *Function) syncTemplate(ctx context.Context, r *rollout.Rollout) (*rollo
 
 // syncing re-reads r's record: r's rollout still syncing, or completed;
 // "not yet" when it moved on otherwise (superseded, halted).
-func (f *Function) syncing(ctx context.Context, r *rollout.Rollout) (*rollout.Rollout, error) {
-	data, _, err := f.d.Store.Get(ctx, rollout.Key(r.Workload))
+func (ctl *Rollouts) syncing(ctx context.Context, r *rollout.Rollout) (*rollout.Rollout, error) {
+	data, _, err := ctl.d.Store.Get(ctx, rollout.Key(r.Workload))
 	if err != nil {
 		return nil, fmt.Errorf("compute-spec: read rollout %s: %w", r.UpgradeID, err)
 	}
-	cur, err := decode(data)
+	cur, err := Decode(data)
 	if err != nil || cur == nil || cur.UpgradeID != r.UpgradeID ||
 		(cur.Phase != rollout.Syncing && cur.Phase != rollout.Completed) {
-		return nil, settle.NotYet(f.recheck(), "template sync of %s: moved on meanwhile", r.Workload)
+		return nil, settle.NotYet(ctl.Recheck(), "template sync of %s: moved on meanwhile", r.Workload)
 	}
 	return cur, nil
 }
@@ -108,10 +108,10 @@ func (f *Function) syncing(ctx context.Context, r *rollout.Rollout) (*rollout.Ro
 // recorded a step of r's sync meanwhile to complete it, woken by the
 // record's changes, and returns the completed record; past the wait, the
 // delivery is handed back to the bus (its safety net: recheck).
-func (f *Function) awaitSync(ctx context.Context, r *rollout.Rollout) (*rollout.Rollout, error) {
+func (ctl *Rollouts) awaitSync(ctx context.Context, r *rollout.Rollout) (*rollout.Rollout, error) {
 	for {
-		woken, stop := f.recordChanged(rollout.Key(r.Workload))
-		cur, err := f.syncing(ctx, r)
+		woken, stop := ctl.recordChanged(rollout.Key(r.Workload))
+		cur, err := ctl.syncing(ctx, r)
 		if err != nil || cur.Phase == rollout.Completed {
 			stop()
 			return cur, err
@@ -119,7 +119,7 @@ func (f *Function) awaitSync(ctx context.Context, r *rollout.Rollout) (*rollout.
 		ok := notify.Wait(ctx, woken, maxRecordWait)
 		stop()
 		if !ok {
-			return nil, settle.NotYet(f.recheck(), "template sync of %s: another worker is at step %q", r.Workload, step(cur.Sync))
+			return nil, settle.NotYet(ctl.Recheck(), "template sync of %s: another worker is at step %q", r.Workload, step(cur.Sync))
 		}
 	}
 }
@@ -135,17 +135,17 @@ func waitChange(ctx context.Context, woken <-chan struct{}, err error) bool {
 
 // syncStep runs one step of the template sync and records its progress in
 // the rollout state; when done the rollout is Completed.
-func (f *Function) syncStep(ctx context.Context, r *rollout.Rollout) (*rollout.Rollout, error) {
+func (ctl *Rollouts) syncStep(ctx context.Context, r *rollout.Rollout) (*rollout.Rollout, error) {
 	progress, done := rollout.Sync{Step: SyncDone, Result: events.TemplateNone, Note: "template sync is off"}, true
-	if f.d.Syncer != nil {
+	if ctl.d.Syncer != nil {
 		var err error
-		if progress, done, err = f.d.Syncer.Sync(ctx, r); err != nil {
+		if progress, done, err = ctl.d.Syncer.Sync(ctx, r); err != nil {
 			return nil, fmt.Errorf("compute-spec: template sync of %s: %w", r.Workload, err)
 		}
 	}
 	var out *rollout.Rollout
-	_, err := f.d.Store.Update(ctx, rollout.Key(r.Workload), func(old []byte) ([]byte, error) {
-		cur, err := decode(old)
+	_, err := ctl.d.Store.Update(ctx, rollout.Key(r.Workload), func(old []byte) ([]byte, error) {
+		cur, err := Decode(old)
 		if err != nil || cur == nil || cur.UpgradeID != r.UpgradeID {
 			return nil, fmt.Errorf("compute-spec: rollout %s changed during its template sync", r.UpgradeID)
 		}
@@ -154,7 +154,7 @@ func (f *Function) syncStep(ctx context.Context, r *rollout.Rollout) (*rollout.R
 			// meanwhile: never write an older one over it.
 			return nil, errSyncMoved
 		}
-		cur.Sync, cur.UpdatedAt = &progress, f.d.Now()
+		cur.Sync, cur.UpdatedAt = &progress, ctl.d.Now()
 		if done {
 			cur.Phase = rollout.Completed
 		}

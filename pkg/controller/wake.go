@@ -1,4 +1,4 @@
-package computespec
+package controller
 
 import (
 	"context"
@@ -18,12 +18,12 @@ import (
 // the decision is re-derived from the record and the cache, and the record
 // is written only when a pod is planned (or the phase moves). It returns
 // the events to publish.
-func (f *Function) Wake(ctx context.Context, ref events.ObjectRef) ([]cloudevents.Event, error) {
-	raw, _, err := f.d.Store.Get(ctx, rollout.Key(ref))
+func (ctl *Rollouts) Wake(ctx context.Context, ref events.ObjectRef) ([]cloudevents.Event, error) {
+	raw, _, err := ctl.d.Store.Get(ctx, rollout.Key(ref))
 	if err != nil {
 		return nil, err
 	}
-	r, err := decode(raw)
+	r, err := Decode(raw)
 	if err != nil || !waiting(r) {
 		return nil, err
 	}
@@ -31,7 +31,7 @@ func (f *Function) Wake(ctx context.Context, ref events.ObjectRef) ([]cloudevent
 	if err != nil {
 		return nil, err
 	}
-	outs, err := f.replan(ctx, in, ref, func(*rollout.Rollout) {}, true)
+	outs, err := ctl.replan(ctx, in, ref, func(*rollout.Rollout) {}, true)
 	if k, _ := settle.Classify(err); k == settle.Later {
 		return outs, nil // waits on: the next change wakes it again
 	}
@@ -39,23 +39,23 @@ func (f *Function) Wake(ctx context.Context, ref events.ObjectRef) ([]cloudevent
 }
 
 // WakeNode wakes the rollouts with a pod waiting on node (its pull done).
-func (f *Function) WakeNode(ctx context.Context, node string) ([]cloudevents.Event, error) {
-	keys, err := f.d.Store.Keys(ctx)
+func (ctl *Rollouts) WakeNode(ctx context.Context, node string) ([]cloudevents.Event, error) {
+	keys, err := ctl.d.Store.Keys(ctx)
 	if err != nil {
 		return nil, wrap("wake: list rollouts", err)
 	}
 	sort.Strings(keys)
 	var outs []cloudevents.Event
 	for _, key := range keys {
-		raw, _, err := f.d.Store.Get(ctx, key)
+		raw, _, err := ctl.d.Store.Get(ctx, key)
 		if err != nil {
 			return outs, err
 		}
-		r, err := decode(raw)
+		r, err := Decode(raw)
 		if err != nil || !waiting(r) || !waitsOn(r, node) {
 			continue
 		}
-		more, err := f.Wake(ctx, r.Workload)
+		more, err := ctl.Wake(ctx, r.Workload)
 		if err != nil {
 			return outs, err
 		}

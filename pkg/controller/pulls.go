@@ -1,4 +1,4 @@
-package computespec
+package controller
 
 import (
 	"time"
@@ -20,29 +20,29 @@ type Pulls interface {
 	PrepullPods(namespace string) ([]*corev1.Pod, error)
 }
 
-// pullView is what the cache shows of the pulls on the nodes of some
+// PullView is what the cache shows of the pulls on the nodes of some
 // candidates: each node's status.images, and its pre-pull pods by images.
-type pullView struct {
+type PullView struct {
 	nodes    map[string][]corev1.ContainerImage
 	prepulls map[string]map[string]*corev1.Pod // node → images key → pod
 }
 
-// viewPulls reads the pulls of the nodes cands run on. Nil when there is
+// ViewPulls reads the pulls of the nodes cands run on. Nil when there is
 // nothing to wait for: no Pulls (nothing pulls ahead, as in Knative mode).
-func (f *Function) viewPulls(cands []rollout.Candidate) (*pullView, error) {
-	if f.d.Pulls == nil {
+func (ctl *Rollouts) ViewPulls(cands []rollout.Candidate) (*PullView, error) {
+	if ctl.d.Pulls == nil {
 		return nil, nil
 	}
-	v := &pullView{nodes: map[string][]corev1.ContainerImage{}, prepulls: map[string]map[string]*corev1.Pod{}}
+	v := &PullView{nodes: map[string][]corev1.ContainerImage{}, prepulls: map[string]map[string]*corev1.Pod{}}
 	for _, c := range cands {
 		if c.Pod.Node == "" {
 			continue
 		}
-		if imgs, ok := f.d.Pulls.NodeImages(c.Pod.Node); ok {
+		if imgs, ok := ctl.d.Pulls.NodeImages(c.Pod.Node); ok {
 			v.nodes[c.Pod.Node] = imgs
 		}
 	}
-	pods, err := f.d.Pulls.PrepullPods(f.d.Defaults.Load().PrepullNamespace)
+	pods, err := ctl.d.Pulls.PrepullPods(ctl.d.Defaults.Load().PrepullNamespace)
 	if err != nil {
 		return nil, wrap("pre-pull pods", err)
 	}
@@ -59,14 +59,14 @@ func (f *Function) viewPulls(cands []rollout.Candidate) (*pullView, error) {
 	return v, nil
 }
 
-// hold marks the candidates whose node is pulling their images (Held), so
+// HoldPulling marks the candidates whose node is pulling their images (Held), so
 // that a pod is planned once its node has them and never holds a
 // max-unavailable slot while it waits for a pull under way. It is
 // re-derived from the cluster on every transition: the pre-pull pod's
 // end or removal (or the node's status.images) wakes the rollout (Wake),
 // and a node any pod of r was planned on holds the images already (or
 // failed to get them: pre-pull reports that on the planned pod).
-func hold(v *pullView, r *rollout.Rollout, cands []rollout.Candidate, timeout time.Duration, now time.Time) {
+func HoldPulling(v *PullView, r *rollout.Rollout, cands []rollout.Candidate, timeout time.Duration, now time.Time) {
 	planned := map[string]bool{}
 	for _, p := range r.Pods {
 		if p.State != rollout.Pending && p.State != rollout.Current && p.UpgradeID == r.UpgradeID {
@@ -89,7 +89,7 @@ func hold(v *pullView, r *rollout.Rollout, cands []rollout.Candidate, timeout ti
 // ended, the node has no free slot), and the node's status.images, which
 // lists at most 50 images, may never show them. The pod is planned, and
 // its own pre-pull finds the images there or pulls them.
-func (v *pullView) pulling(c *rollout.Candidate, timeout time.Duration, now time.Time) bool {
+func (v *PullView) pulling(c *rollout.Candidate, timeout time.Duration, now time.Time) bool {
 	have, known := v.nodes[c.Pod.Node]
 	if !known {
 		return false // the node is gone: the planned pod's pre-pull says so

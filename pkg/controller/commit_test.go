@@ -1,4 +1,4 @@
-package computespec
+package controller
 
 import (
 	"encoding/json"

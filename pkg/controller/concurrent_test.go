@@ -1,4 +1,4 @@
-package computespec_test
+package controller_test
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/functions/computespec"
 	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/controller"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 )
 
@@ -21,7 +21,7 @@ import (
 // more than the updates is a compare-and-swap that failed and was redone
 // (the whole record decoded, planned and encoded again).
 type counting struct {
-	computespec.Store
+	controller.Store
 	calls, runs, gets atomic.Int64
 	// hold, when set, keeps the first update from starting until it is
 	// closed.
@@ -51,7 +51,7 @@ func newCountingEnv(t *testing.T) (*env, *counting) {
 	e := newEnv(t)
 	store := &counting{Store: e.kv}
 	log := slog.New(slog.DiscardHandler)
-	e.fn = computespec.New(computespec.Deps{Cache: e.cache, Store: store, Log: log,
+	e.fn, e.ro = newChain(controller.Deps{Cache: e.cache, Store: store, Log: log,
 		Defaults: config.NewStore(config.StandardDefaults(), log), Decoded: &rollout.Decoded{}})
 	return e, store
 }
@@ -173,7 +173,7 @@ func TestTheWrittenRecordIsReadWithoutADecode(t *testing.T) {
 	e := newEnv(t)
 	dec := &rollout.Decoded{}
 	log := slog.New(slog.DiscardHandler)
-	e.fn = computespec.New(computespec.Deps{Cache: e.cache, Store: e.kv, Log: log,
+	e.fn, e.ro = newChain(controller.Deps{Cache: e.cache, Store: e.kv, Log: log,
 		Defaults: config.NewStore(config.StandardDefaults(), log), Decoded: dec})
 	web12, _ := e.image("web", "1.2.0")
 	_, d13 := e.image("web", "1.3.0")

@@ -1,4 +1,4 @@
-package computespec
+package controller
 
 import (
 	"context"
@@ -43,7 +43,7 @@ type commits struct {
 // do queues step for key and returns once a write that held it ended:
 // the record as written (nil with no error: there is no record) and the
 // pods step planned, or the step's or the write's error.
-func (c *commits) do(ctx context.Context, key string, f *Function, step recordStep) (*rollout.Rollout, []*rollout.Pod, error) {
+func (c *commits) do(ctx context.Context, key string, ctl *Rollouts, step recordStep) (*rollout.Rollout, []*rollout.Pod, error) {
 	me := &commit{step: step}
 	c.mu.Lock()
 	if c.queue == nil {
@@ -61,18 +61,18 @@ func (c *commits) do(ctx context.Context, key string, f *Function, step recordSt
 	group := c.queue[key]
 	delete(c.queue, key)
 	c.mu.Unlock()
-	f.writeGroup(ctx, key, group)
+	ctl.writeGroup(ctx, key, group)
 	return me.r, me.planned, me.err
 }
 
 // alone writes step by itself (one write of a record at a time in this
 // process still), for a step whose error must throw away what it touched:
 // in a group, the others' write would keep it.
-func (c *commits) alone(ctx context.Context, key string, f *Function, step recordStep) (*rollout.Rollout, []*rollout.Pod, error) {
+func (c *commits) alone(ctx context.Context, key string, ctl *Rollouts, step recordStep) (*rollout.Rollout, []*rollout.Pod, error) {
 	me := &commit{step: step}
 	unlock := c.locks.Lock(key)
 	defer unlock()
-	f.writeGroup(ctx, key, []*commit{me})
+	ctl.writeGroup(ctx, key, []*commit{me})
 	return me.r, me.planned, me.err
 }
 
@@ -81,10 +81,10 @@ func (c *commits) alone(ctx context.Context, key string, f *Function, step recor
 // (Decoded: the guards, pre-pull, compute-spec's next observation), by its
 // bytes until the write returns and by its revision then, so none of them
 // decodes what was just encoded; from then on nobody modifies it.
-func (f *Function) writeGroup(ctx context.Context, key string, group []*commit) {
+func (ctl *Rollouts) writeGroup(ctx context.Context, key string, group []*commit) {
 	var r *rollout.Rollout
-	rev, err := f.update(ctx, key, func(old []byte) ([]byte, error) {
-		prev, err := f.decodeToWrite(key, old)
+	rev, err := ctl.update(ctx, key, func(old []byte) ([]byte, error) {
+		prev, err := ctl.decodeToWrite(key, old)
 		if err != nil {
 			return nil, err
 		}
@@ -102,12 +102,12 @@ func (f *Function) writeGroup(ctx context.Context, key string, group []*commit) 
 		}
 		raw, err := json.Marshal(prev)
 		if err == nil {
-			f.d.Decoded.Expect(key, raw, prev)
+			ctl.d.Decoded.Expect(key, raw, prev)
 		}
 		return raw, err
 	})
 	if err == nil {
-		f.d.Decoded.Put(key, rev, r)
+		ctl.d.Decoded.Put(key, rev, r)
 	}
 	for _, c := range group {
 		c.done = true
@@ -134,21 +134,21 @@ type revisionStore interface {
 
 // update is Store.Update, with the revision written when the store tells
 // it (bus.KV; 0 otherwise).
-func (f *Function) update(ctx context.Context, key string, fn func(old []byte) ([]byte, error)) (uint64, error) {
-	if st, ok := f.d.Store.(revisionStore); ok {
+func (ctl *Rollouts) update(ctx context.Context, key string, fn func(old []byte) ([]byte, error)) (uint64, error) {
+	if st, ok := ctl.d.Store.(revisionStore); ok {
 		_, rev, err := st.UpdateRevision(ctx, key, fn)
 		return rev, err
 	}
-	_, err := f.d.Store.Update(ctx, key, fn)
+	_, err := ctl.d.Store.Update(ctx, key, fn)
 	return 0, err
 }
 
 // decodeToWrite is old, key's value, decoded for a write: a copy of the
 // process's own last write of key when old is still that (the common case:
 // one writer), without parsing the whole record again.
-func (f *Function) decodeToWrite(key string, old []byte) (*rollout.Rollout, error) {
-	if r := f.d.Decoded.Written(key, old); r != nil {
+func (ctl *Rollouts) decodeToWrite(key string, old []byte) (*rollout.Rollout, error) {
+	if r := ctl.d.Decoded.Written(key, old); r != nil {
 		return r.Clone(), nil
 	}
-	return decode(old)
+	return Decode(old)
 }

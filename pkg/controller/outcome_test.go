@@ -1,4 +1,4 @@
-package computespec_test
+package controller_test
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/functions/computespec"
 	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/controller"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/test/world"
@@ -29,8 +29,8 @@ func (s syncer) Sync(context.Context, *rollout.Rollout) (rollout.Sync, bool, err
 }
 
 // withSyncer gives the env's compute-spec a template syncer.
-func (e *env) withSyncer(s computespec.Syncer) {
-	e.fn = computespec.New(computespec.Deps{Cache: e.cache, Store: e.kv, Syncer: s,
+func (e *env) withSyncer(s controller.Syncer) {
+	e.fn, e.ro = newChain(controller.Deps{Cache: e.cache, Store: e.kv, Syncer: s,
 		Defaults: config.NewStore(config.StandardDefaults(), nil)})
 }
 
@@ -85,10 +85,10 @@ func TestCompletionSaysWhatBecameOfTheTemplate(t *testing.T) {
 		synced bool
 		reason string
 	}{
-		{"synced", rollout.Sync{Step: computespec.SyncDone, Result: events.TemplateSynced, Images: map[string]string{"app": "x"}}, true, ""},
-		{"impossible", rollout.Sync{Step: computespec.SyncDone, Result: events.TemplateNotSynced, Reason: "RolloutUnderWay",
+		{"synced", rollout.Sync{Step: controller.SyncDone, Result: events.TemplateSynced, Images: map[string]string{"app": "x"}}, true, ""},
+		{"impossible", rollout.Sync{Step: controller.SyncDone, Result: events.TemplateNotSynced, Reason: "RolloutUnderWay",
 			Note: "template left as is: the Deployment has 2 active ReplicaSets"}, false, "TemplateNotSynced"},
-		{"gitops", rollout.Sync{Step: computespec.SyncDone, Result: events.TemplateLeftToGitOps, Reason: "ManagedByArgoCD",
+		{"gitops", rollout.Sync{Step: controller.SyncDone, Result: events.TemplateLeftToGitOps, Reason: "ManagedByArgoCD",
 			Note: "write app=… in Git", Images: map[string]string{"app": "r/web:1.3.0@sha256:…"}}, false, "TemplateLeftToGitOps"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,4 +1,4 @@
-package computespec
+package controller
 
 import (
 	"context"
@@ -16,70 +16,70 @@ import (
 
 // onOutcome records how one pod's upgrade ended, once its pod bears that
 // out (confirmOutcome), and plans what that allows.
-func (f *Function) onOutcome(ctx context.Context, in cloudevents.Event) ([]cloudevents.Event, error) {
+func (ctl *Rollouts) onOutcome(ctx context.Context, in cloudevents.Event) ([]cloudevents.Event, error) {
 	o, err := events.As[events.OutcomeData](in)
 	if err != nil {
 		return nil, err
 	}
-	if err := f.confirmOutcome(ctx, in.Type(), o); err != nil {
+	if err := ctl.confirmOutcome(ctx, in.Type(), o); err != nil {
 		return nil, err
 	}
-	return f.transition(ctx, in, o.Plan.Owner, func(r *rollout.Rollout) {
-		rollout.Record(r, in.Type(), o, in.ID(), f.d.Now())
+	return ctl.transition(ctx, in, o.Plan.Owner, func(r *rollout.Rollout) {
+		rollout.Record(r, in.Type(), o, in.ID(), ctl.d.Now())
 	})
 }
 
 // onResume restarts a halted rollout.
-func (f *Function) onResume(ctx context.Context, in cloudevents.Event) ([]cloudevents.Event, error) {
+func (ctl *Rollouts) onResume(ctx context.Context, in cloudevents.Event) ([]cloudevents.Event, error) {
 	d, err := events.As[events.ResumeData](in)
 	if err != nil {
 		return nil, err
 	}
-	if err := replayStarts(in); err != nil {
+	if err := ReplayStarts(in); err != nil {
 		return nil, err
 	}
-	return f.transition(ctx, in, d.Workload, func(r *rollout.Rollout) {
-		rollout.Resume(r, f.d.Now())
+	return ctl.transition(ctx, in, d.Workload, func(r *rollout.Rollout) {
+		rollout.Resume(r, ctl.d.Now())
 	})
 }
 
 // transition applies change to a workload's rollout, replans from the
 // cluster as it is now, and emits what follows.
-func (f *Function) transition(ctx context.Context, in cloudevents.Event, ref events.ObjectRef, change func(*rollout.Rollout)) ([]cloudevents.Event, error) {
-	return f.replan(ctx, in, ref, change, false)
+func (ctl *Rollouts) transition(ctx context.Context, in cloudevents.Event, ref events.ObjectRef, change func(*rollout.Rollout)) ([]cloudevents.Event, error) {
+	return ctl.replan(ctx, in, ref, change, false)
 }
 
 // replan is transition; with ifPlans it writes the record (and emits) only
 // when a pod is planned or the phase moves.
-func (f *Function) replan(ctx context.Context, in cloudevents.Event, ref events.ObjectRef, change func(*rollout.Rollout), ifPlans bool) ([]cloudevents.Event, error) {
-	r, planned, err := f.replanRecord(ctx, in, ref, change, ifPlans)
+func (ctl *Rollouts) replan(ctx context.Context, in cloudevents.Event, ref events.ObjectRef, change func(*rollout.Rollout), ifPlans bool) ([]cloudevents.Event, error) {
+	r, planned, err := ctl.replanRecord(ctx, in, ref, change, ifPlans)
 	if err != nil || r == nil {
 		return nil, err
 	}
-	return f.advance(ctx, in, r, planned)
+	return ctl.Advance(ctx, in, r, planned)
 }
 
 // replanRecord is replan's read, plan and compare-and-swap of the record:
 // the rollout as written and the pods it planned (nil: nothing written).
-func (f *Function) replanRecord(ctx context.Context, in cloudevents.Event, ref events.ObjectRef, change func(*rollout.Rollout), ifPlans bool) (*rollout.Rollout, []*rollout.Pod, error) {
+func (ctl *Rollouts) replanRecord(ctx context.Context, in cloudevents.Event, ref events.ObjectRef, change func(*rollout.Rollout), ifPlans bool) (*rollout.Rollout, []*rollout.Pod, error) {
 	key := rollout.Key(ref)
-	raw, rev, err := f.d.Store.Get(ctx, key)
+	raw, rev, err := ctl.d.Store.Get(ctx, key)
 	if err != nil {
 		return nil, nil, err
 	}
 	if raw == nil {
-		f.d.Log.Info("no rollout for this event; nothing to do", "event", in.ID(), "workload", key)
+		ctl.d.Log.Info("no rollout for this event; nothing to do", "event", in.ID(), "workload", key)
 		return nil, nil, nil
 	}
-	t, cands, observed, err := f.observe(ctx, ref, raw, rev)
+	t, cands, observed, err := ctl.observe(ctx, ref, raw, rev)
 	if err != nil {
 		return nil, nil, err
 	}
-	view, err := f.viewPulls(cands)
+	view, err := ctl.ViewPulls(cands)
 	if err != nil {
 		return nil, nil, err
 	}
-	timeout := f.d.Defaults.Load().PrepullTimeout
+	timeout := ctl.d.Defaults.Load().PrepullTimeout
 	step := func(r *rollout.Rollout) ([]*rollout.Pod, error) {
 		if r.UpgradeID != observed {
 			return nil, errChanged
@@ -87,11 +87,11 @@ func (f *Function) replanRecord(ctx context.Context, in cloudevents.Event, ref e
 		phase, wave := r.Phase, r.Wave
 		change(r)
 		paused := t.Skip != ""
-		hold(view, r, cands, timeout, f.d.Now())
-		planned := rollout.Plan(r, rollout.StepCandidates(r, cands), in.ID(), paused, f.d.Now())
-		rollout.Settle(r, in.ID(), f.d.Now())
-		planned = append(planned, rollout.SettleRestart(r, cands, in.ID(), f.d.Now())...)
-		rollout.SettleResize(r, in.ID(), f.d.Now())
+		HoldPulling(view, r, cands, timeout, ctl.d.Now())
+		planned := rollout.Plan(r, rollout.StepCandidates(r, cands), in.ID(), paused, ctl.d.Now())
+		rollout.Settle(r, in.ID(), ctl.d.Now())
+		planned = append(planned, rollout.SettleRestart(r, cands, in.ID(), ctl.d.Now())...)
+		rollout.SettleResize(r, in.ID(), ctl.d.Now())
 		if ifPlans && r.Phase == phase && r.Wave == wave {
 			return nil, errNoChange
 		}
@@ -100,7 +100,7 @@ func (f *Function) replanRecord(ctx context.Context, in cloudevents.Event, ref e
 	if ifPlans {
 		// A wake-up may find nothing to plan and then writes nothing:
 		// alone, so that what its step touched is thrown away with it.
-		r, planned, err := f.commits.alone(ctx, key, f, step)
+		r, planned, err := ctl.commits.alone(ctx, key, ctl, step)
 		if errors.Is(err, errNoChange) {
 			return nil, nil, nil
 		}
@@ -109,7 +109,7 @@ func (f *Function) replanRecord(ctx context.Context, in cloudevents.Event, ref e
 	// An input's change: written with the others queued for this record
 	// in one compare-and-swap (commits). Other replicas still race
 	// through the compare-and-swap.
-	return f.commits.do(ctx, key, f, step)
+	return ctl.commits.do(ctx, key, ctl, step)
 }
 
 // observe reads the workload's opt-in and its pods' candidates for the
@@ -117,25 +117,25 @@ func (f *Function) replanRecord(ctx context.Context, in cloudevents.Event, ref e
 // nothing more (Skip is set); one that still opts in has its pods' owners
 // allowed by the admission policy before any of them is planned.
 // raw is the record at revision rev (0: unknown), read only.
-func (f *Function) observe(ctx context.Context, ref events.ObjectRef, raw []byte, rev uint64) (Target, []rollout.Candidate, string, error) {
-	cur, err := f.d.Decoded.Get(rollout.Key(ref), rev, raw)
+func (ctl *Rollouts) observe(ctx context.Context, ref events.ObjectRef, raw []byte, rev uint64) (Target, []rollout.Candidate, string, error) {
+	cur, err := ctl.d.Decoded.Get(rollout.Key(ref), rev, raw)
 	if err != nil {
 		return Target{}, nil, "", settle.Permanent(wrap("decode rollout state", err))
 	}
-	w, ok, err := f.d.Cache.Get(ref)
+	w, ok, err := ctl.d.Cache.Get(ref)
 	if err != nil {
 		return Target{}, nil, "", wrap("get "+ref.String(), err)
 	}
 	if !ok {
 		return Target{Skip: "workload deleted"}, nil, cur.UpgradeID, nil
 	}
-	t := target(w, f.d.Defaults.Load()).undoing(cur.Push)
-	pods, err := f.d.Cache.PodsOf(ref)
+	t := TargetOf(w, ctl.d.Defaults.Load()).Undoing(cur.Push)
+	pods, err := ctl.d.Cache.PodsOf(ref)
 	if err != nil {
 		return t, nil, "", wrap("pods of "+ref.String(), err)
 	}
 	if t.Skip == "" {
-		if err := f.allow(ctx, pods); err != nil {
+		if err := ctl.Allow(ctx, pods); err != nil {
 			return t, nil, "", err
 		}
 	}
@@ -149,7 +149,7 @@ func (f *Function) observe(ctx context.Context, ref events.ObjectRef, raw []byte
 		}
 		return t, planner.ResizeCandidates(ref.Kind, pods, x.Containers, ch), cur.UpgradeID, nil
 	}
-	return t, f.plans.Candidates(rollout.Key(ref), cur.UpgradeID, ref.Kind, pods, cur.Push, t.Options.Policy), cur.UpgradeID, nil
+	return t, ctl.plans.Candidates(rollout.Key(ref), cur.UpgradeID, ref.Kind, pods, cur.Push, t.Options.Policy), cur.UpgradeID, nil
 }
 
 // errChanged: the rollout was superseded between reading the cluster and
@@ -158,3 +158,14 @@ var errChanged = errors.New("compute-spec: the rollout changed while planning; r
 
 // errNoChange: a wake-up found nothing to plan; the record is left as it is.
 var errNoChange = errors.New("compute-spec: nothing to plan")
+
+// ReplayStarts refuses a replayed push or resume that does not ask to
+// start a real rollout (`inplace replay --start-rollouts`).
+func ReplayStarts(in cloudevents.Event) error {
+	name := events.Ext(in, events.ExtReplay)
+	if name == "" || events.Ext(in, events.ExtReplayStart) == "true" {
+		return nil
+	}
+	return settle.Permanentf("compute-spec: %s is replay %s, and a replay starts no rollout unless it asks to (inplace replay --start-rollouts)",
+		events.Short(in.Type()), name)
+}

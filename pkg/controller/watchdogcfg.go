@@ -1,4 +1,4 @@
-package computespec
+package controller
 
 import (
 	"time"
@@ -7,12 +7,12 @@ import (
 )
 
 // watchdog is the configuration now, with Deps' overrides.
-func (f *Function) watchdog() planner.Watchdog {
-	d := f.d.Defaults.Load()
+func (ctl *Rollouts) watchdog() planner.Watchdog {
+	d := ctl.d.Defaults.Load()
 	w := planner.Watchdog{Period: planner.DefaultWatchdogPeriod, Slack: d.WatchdogSlack, NudgeEvery: d.WatchdogRemindEvery,
 		Nudges: d.WatchdogReminders, StallDeadline: d.StallDeadline, PrepullTimeout: d.PrepullTimeout,
 		VerifySeconds: d.Policy.VerifySeconds}
-	o := f.d.Watchdog
+	o := ctl.d.Watchdog
 	for _, x := range []struct{ dst, src *time.Duration }{{&w.Period, &o.Period}, {&w.Slack, &o.Slack},
 		{&w.NudgeEvery, &o.NudgeEvery}, {&w.StallDeadline, &o.StallDeadline}, {&w.PrepullTimeout, &o.PrepullTimeout}} {
 		if *x.src > 0 {

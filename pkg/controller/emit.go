@@ -1,4 +1,4 @@
-package computespec
+package controller
 
 import (
 	"context"
@@ -19,47 +19,47 @@ import (
 // Ready, a pull done); the watchdog re-plans one left quiet for longer.
 const stallRecheck = 30 * time.Second
 
-// advance turns a rollout transition made while handling in into events:
+// Advance turns a rollout transition made while handling in into events:
 // the plans it made, its halt, or its completion (after the template sync).
-func (f *Function) advance(ctx context.Context, in cloudevents.Event, r *rollout.Rollout, planned []*rollout.Pod) ([]cloudevents.Event, error) {
+func (ctl *Rollouts) Advance(ctx context.Context, in cloudevents.Event, r *rollout.Rollout, planned []*rollout.Pod) ([]cloudevents.Event, error) {
 	outs, err := approvalRequested(in, r)
 	if err != nil {
 		return nil, err
 	}
 	if len(planned) > 0 {
-		f.holdStatefulSet(ctx, r) // before the plans: patch-pod labels pods while it sees the hold
+		ctl.holdStatefulSet(ctx, r) // before the plans: patch-pod labels pods while it sees the hold
 	}
 	for _, p := range planned {
-		e, err := f.plannedEvent(in, r, p)
+		e, err := ctl.plannedEvent(in, r, p)
 		if err != nil {
 			return nil, err
 		}
 		outs = append(outs, e)
 	}
 	if r.Phase == rollout.Halted && r.HaltedBy == in.ID() {
-		more, err := f.endEvents(in, r, events.RolloutHalted)
+		more, err := ctl.endEvents(in, r, events.RolloutHalted)
 		if err != nil {
 			return nil, err
 		}
 		outs = append(outs, more...)
 	}
-	if err := f.releaseHalted(ctx, r); err != nil {
+	if err := ctl.releaseHalted(ctx, r); err != nil {
 		return nil, err
 	}
 	if r.SettledBy == in.ID() {
 		if r.Phase == rollout.Syncing {
 			var err error
-			if r, err = f.syncTemplate(ctx, r); err != nil {
+			if r, err = ctl.syncTemplate(ctx, r); err != nil {
 				return nil, err
 			}
 		}
-		more, err := f.endEvents(in, r, events.RolloutCompleted)
+		more, err := ctl.endEvents(in, r, events.RolloutCompleted)
 		if err != nil {
 			return nil, err
 		}
 		outs = append(outs, more...)
 	}
-	if stalled(r) && f.d.Records == nil {
+	if stalled(r) && ctl.d.Records == nil {
 		// Without the watches (Knative mode) a stalled rollout polls; with
 		// them the Waker moves it on (a pod Ready, a pull done) and the
 		// watchdog re-plans one left quiet: the input is done.
@@ -90,7 +90,7 @@ func stalled(r *rollout.Rollout) bool {
 // plannedEvent is upgrade.planned for one pod. Its id depends only on the
 // upgrade, the pod and its try (inplace.StepID), so re-emitting it is
 // always deduplicated, and a re-plan (a resumed rollout) is not.
-func (f *Function) plannedEvent(in cloudevents.Event, r *rollout.Rollout, p *rollout.Pod) (cloudevents.Event, error) {
+func (ctl *Rollouts) plannedEvent(in cloudevents.Event, r *rollout.Rollout, p *rollout.Pod) (cloudevents.Event, error) {
 	plan := events.Plan{
 		UpgradeID:       p.UpgradeID,
 		Pod:             events.PodRef{Namespace: r.Workload.Namespace, Name: p.Name, UID: p.UID, Node: p.Node},
@@ -139,7 +139,7 @@ func templateOutcome(d *events.RolloutData, s *rollout.Sync) {
 }
 
 // endEvents is rollout.halted or rollout.completed, and the matching CDEvent.
-func (f *Function) endEvents(in cloudevents.Event, r *rollout.Rollout, typ string) ([]cloudevents.Event, error) {
+func (ctl *Rollouts) endEvents(in cloudevents.Event, r *rollout.Rollout, typ string) ([]cloudevents.Event, error) {
 	d := events.RolloutData{
 		UpgradeID: r.UpgradeID, Workload: r.Workload, Target: r.Target(), Counts: r.Counts(),
 		Reason: r.Reason, Message: r.Message,
@@ -168,7 +168,7 @@ func (f *Function) endEvents(in cloudevents.Event, r *rollout.Rollout, typ strin
 		}
 		return append(outs, res), nil
 	}
-	if !f.d.Defaults.Load().EmitCDEvents {
+	if !ctl.d.Defaults.Load().EmitCDEvents {
 		return outs, nil
 	}
 	cdType := events.CDServiceUpgraded

@@ -1,4 +1,4 @@
-package computespec
+package controller
 
 import (
 	"context"
@@ -15,6 +15,10 @@ import (
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
 )
+
+// EventRefused is the reason of the Warning Event on a pod (or workload)
+// an outcome, a push or a request was refused for.
+const EventRefused = "InPlaceRefused"
 
 // PodReader reads one pod, or answers NotFound (kube.Reader, kube.Live).
 type PodReader interface {
@@ -33,13 +37,13 @@ type PodReader interface {
 // rollout goes on: the pod's real outcome comes from verify or the
 // watchdog. An outcome that would change nothing in the record is not
 // looked at (Record ignores it).
-func (f *Function) confirmOutcome(ctx context.Context, typ string, o events.OutcomeData) error {
+func (ctl *Rollouts) confirmOutcome(ctx context.Context, typ string, o events.OutcomeData) error {
 	key := rollout.Key(o.Plan.Owner)
-	raw, rev, err := f.d.Store.Get(ctx, key)
+	raw, rev, err := ctl.d.Store.Get(ctx, key)
 	if err != nil || raw == nil {
 		return err
 	}
-	r, err := f.d.Decoded.Get(key, rev, raw)
+	r, err := ctl.d.Decoded.Get(key, rev, raw)
 	if err != nil {
 		return settle.Permanent(wrap("decode rollout state", err))
 	}
@@ -48,13 +52,13 @@ func (f *Function) confirmOutcome(ctx context.Context, typ string, o events.Outc
 		return nil
 	}
 	plan := planner.PodPlan(r, p)
-	pod, err := f.cachedPod(ctx, r.Workload, p.Name)
+	pod, err := ctl.cachedPod(ctx, r.Workload, p.Name)
 	if err != nil {
 		return err
 	}
 	why := inplace.AccountOf(pod, plan).Contradicts(typ, o.Reason)
-	if why != "" && f.d.Fresh != nil {
-		if pod, err = readPod(ctx, f.d.Fresh, r.Workload.Namespace, p.Name); err != nil {
+	if why != "" && ctl.d.Fresh != nil {
+		if pod, err = readPod(ctx, ctl.d.Fresh, r.Workload.Namespace, p.Name); err != nil {
 			return err
 		}
 		why = inplace.AccountOf(pod, plan).Contradicts(typ, o.Reason)
@@ -62,16 +66,16 @@ func (f *Function) confirmOutcome(ctx context.Context, typ string, o events.Outc
 	if why == "" {
 		return nil
 	}
-	return f.refuseOutcome(r, pod, typ, plan, why)
+	return ctl.refuseOutcome(r, pod, typ, plan, why)
 }
 
 // cachedPod is the named pod of the workload from the cache (Pods, else
 // the workload's pods), nil when it has none.
-func (f *Function) cachedPod(ctx context.Context, w events.ObjectRef, name string) (*corev1.Pod, error) {
-	if f.d.Pods != nil {
-		return readPod(ctx, f.d.Pods, w.Namespace, name)
+func (ctl *Rollouts) cachedPod(ctx context.Context, w events.ObjectRef, name string) (*corev1.Pod, error) {
+	if ctl.d.Pods != nil {
+		return readPod(ctx, ctl.d.Pods, w.Namespace, name)
 	}
-	pods, err := f.d.Cache.PodsOf(w)
+	pods, err := ctl.d.Cache.PodsOf(w)
 	if err != nil {
 		return nil, wrap("pods of "+w.String(), err)
 	}
@@ -98,18 +102,18 @@ func readPod(ctx context.Context, r PodReader, ns, name string) (*corev1.Pod, er
 // refuseOutcome records why an outcome is not recorded (a Warning Event on
 // the pod, or on the workload when the pod is gone; a log line) and
 // returns the permanent error for its dead letter.
-func (f *Function) refuseOutcome(r *rollout.Rollout, pod *corev1.Pod, typ string, plan events.Plan, why string) error {
+func (ctl *Rollouts) refuseOutcome(r *rollout.Rollout, pod *corev1.Pod, typ string, plan events.Plan, why string) error {
 	what := fmt.Sprintf("%s of upgrade %s", events.Short(typ), plan.UpgradeID)
-	f.d.Log.Warn("outcome refused", "pod", plan.Pod.String(), "upgrade", plan.UpgradeID, "outcome", events.Short(typ), "why", why)
-	if f.d.Recorder != nil {
+	ctl.d.Log.Warn("outcome refused", "pod", plan.Pod.String(), "upgrade", plan.UpgradeID, "outcome", events.Short(typ), "why", why)
+	if ctl.d.Recorder != nil {
 		var obj runtime.Object
 		if pod != nil {
 			obj = pod
-		} else if w, ok, err := f.d.Cache.Get(r.Workload); err == nil && ok {
+		} else if w, ok, err := ctl.d.Cache.Get(r.Workload); err == nil && ok {
 			obj, _ = w.Object.(runtime.Object)
 		}
 		if obj != nil {
-			f.d.Recorder.Eventf(obj, corev1.EventTypeWarning, EventRefused, "Refused %s for pod %s: %s", what, plan.Pod.Name, why)
+			ctl.d.Recorder.Eventf(obj, corev1.EventTypeWarning, EventRefused, "Refused %s for pod %s: %s", what, plan.Pod.Name, why)
 		}
 	}
 	return settle.Permanentf("compute-spec: %s for pod %s refused: %s", what, plan.Pod, why)

@@ -1,4 +1,4 @@
-package computespec
+package controller
 
 import (
 	"context"
@@ -29,37 +29,37 @@ const maxHoldWait = 5 * time.Second
 // out, from the cache: nothing is written when it is held already. The
 // hold only saves the sync's relabels, so a failure is logged and the
 // rollout goes on (patch-pod labels a pod only while it sees the hold).
-func (f *Function) holdStatefulSet(ctx context.Context, r *rollout.Rollout) {
-	h, ok := f.d.Syncer.(holder)
+func (ctl *Rollouts) holdStatefulSet(ctx context.Context, r *rollout.Rollout) {
+	h, ok := ctl.d.Syncer.(holder)
 	if !ok || r.Workload.Kind != "StatefulSet" || r.Phase != rollout.Running {
 		return
 	}
-	sts := f.statefulSet(r)
+	sts := ctl.statefulSet(r)
 	if sts == nil {
 		return
 	}
 	held, err := h.Hold(ctx, r, sts)
 	if err != nil {
-		f.d.Log.Info("StatefulSet not held; its sync relabels the pods", "workload", r.Workload.String(), "upgrade", r.UpgradeID, "err", err)
+		ctl.d.Log.Info("StatefulSet not held; its sync relabels the pods", "workload", r.Workload.String(), "upgrade", r.UpgradeID, "err", err)
 		return
 	}
 	if held != nil {
-		f.awaitObserved(ctx, r, held.Generation)
+		ctl.awaitObserved(ctx, r, held.Generation)
 	}
 }
 
 // awaitObserved waits, woken by the cache, until the controller shows it
 // observed generation of r's StatefulSet, within maxHoldWait and ctx. A
 // change before a wait is registered is in the read that follows it.
-func (f *Function) awaitObserved(ctx context.Context, r *rollout.Rollout, generation int64) {
-	watcher, ok := f.d.Cache.(changeWatcher)
+func (ctl *Rollouts) awaitObserved(ctx context.Context, r *rollout.Rollout, generation int64) {
+	watcher, ok := ctl.d.Cache.(changeWatcher)
 	if !ok {
 		return
 	}
 	deadline := time.Now().Add(maxHoldWait)
 	for {
 		woken, stop := watcher.Changed(r.Workload)
-		if sts := f.statefulSet(r); sts == nil || sts.Status.ObservedGeneration >= generation {
+		if sts := ctl.statefulSet(r); sts == nil || sts.Status.ObservedGeneration >= generation {
 			stop()
 			return
 		}
@@ -72,8 +72,8 @@ func (f *Function) awaitObserved(ctx context.Context, r *rollout.Rollout, genera
 }
 
 // statefulSet is r's StatefulSet from the cache, nil when absent.
-func (f *Function) statefulSet(r *rollout.Rollout) *appsv1.StatefulSet {
-	w, found, err := f.d.Cache.Get(r.Workload)
+func (ctl *Rollouts) statefulSet(r *rollout.Rollout) *appsv1.StatefulSet {
+	w, found, err := ctl.d.Cache.Get(r.Workload)
 	if err != nil || !found {
 		return nil
 	}
@@ -90,8 +90,8 @@ func (f *Function) statefulSet(r *rollout.Rollout) *appsv1.StatefulSet {
 // or a newer push holds it again from its first plan. An error is returned
 // so the input is retried: a StatefulSet held for nothing blocks the
 // controller's own rollouts.
-func (f *Function) releaseHalted(ctx context.Context, r *rollout.Rollout) error {
-	h, ok := f.d.Syncer.(holder)
+func (ctl *Rollouts) releaseHalted(ctx context.Context, r *rollout.Rollout) error {
+	h, ok := ctl.d.Syncer.(holder)
 	if !ok || r.Workload.Kind != "StatefulSet" || r.Phase != rollout.Halted {
 		return nil
 	}
@@ -100,7 +100,7 @@ func (f *Function) releaseHalted(ctx context.Context, r *rollout.Rollout) error 
 			return nil // its outcome comes back here
 		}
 	}
-	if sts := f.statefulSet(r); sts == nil || !heldFor(sts, r.UpgradeID) {
+	if sts := ctl.statefulSet(r); sts == nil || !heldFor(sts, r.UpgradeID) {
 		return nil
 	}
 	return wrap("release the hold of "+r.Workload.String(), h.Release(ctx, r))
