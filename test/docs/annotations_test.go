@@ -40,6 +40,7 @@ var placements = map[string]placement{
 	"inplace.dev/signature-identity": {"workload or bare pod", true},
 	"inplace.dev/signature-issuer":   {"workload or bare pod", true},
 	"inplace.dev/restart-on-change":  {"Deployment, StatefulSet, DaemonSet", true},
+	"inplace.dev/analysis":           {"workload", true},
 	"inplace.dev/ready":              {"pod: readiness gate condition type (you declare the gate in the template; inplace sets the condition)", true},
 	"inplace.dev/state":              {"pod", false},
 	"inplace.dev/restarted-at":       {"pod", false},

@@ -7,10 +7,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// AnnotationAnalysis opts a workload into canary analysis: either the spec
-// itself (YAML or JSON), or "configmap:<name>" (optionally
-// "configmap:<name>/<key>") naming a ConfigMap in the workload's namespace
-// whose key (default DefaultKey) holds it. Absent: no analysis.
+// AnnotationAnalysis names a workload's canary analysis: either the spec
+// itself (YAML or JSON: steps of a canary, a bake and PromQL queries, or an
+// approval), or "configmap:<name>" (optionally "configmap:<name>/<key>")
+// naming a ConfigMap in the workload's namespace whose key (default
+// analysis.yaml) holds it. Parsed and checked by pkg/core/analysis; the
+// rollout does not run the steps yet.
 const AnnotationAnalysis = "inplace.dev/analysis"
 
 // DefaultKey is the ConfigMap key a spec is read from when the annotation

@@ -10,7 +10,9 @@ const (
 	// timestamps. Written in the same guarded patch as the image change.
 	StateAnnotation = "inplace.dev/state"
 	// ReadinessGate is the condition type of the readiness gate a pod
-	// template may declare; verify sets it True after a successful upgrade.
+	// template may declare; verify sets it True once the kubelet has taken
+	// the image patch up (the pod's Ready then follows the new containers'
+	// readiness), or when the upgrade ends.
 	ReadinessGate = "inplace.dev/ready"
 	// SyncAnnotation holds, while a workload's template sync is under way,
 	// what it changed and must restore (paused, partition, update
