@@ -31,7 +31,9 @@ image:
 # The real Kubernetes binaries of the test world (etcd, kube-apiserver,
 # kube-controller-manager, kube-scheduler, the hollow node running the
 # kubelet's code, kubectl, and for real nodes the kubelet, kube-proxy and
-# CoreDNS), built from their Go modules (test/tools) once and reused while
+# CoreDNS; Prometheus for canary analysis, from its own module
+# test/tools/prometheus), built from their Go modules (test/tools) once and
+# reused while
 # their sources are unchanged; then the Debian packages real nodes run on
 # (containerd, runc, CNI plugins, iptables, nftables, conntrack) are
 # installed when missing and this runs as root, or named otherwise

@@ -2,7 +2,8 @@
 // webhooks from registries (receiver, with one parser per format in
 // registry), registry polling (poll), signatures of a pushed digest
 // (signature) and the pull-secret credentials they read registries with
-// (keychain).
+// (keychain); and the metrics canary analysis judges a new version by
+// (prometheus).
 //
 // Its packages import the pure core (pkg/core/...), the events contract,
 // each other, and pkg/kube for the cluster's types (the poller reads the

@@ -3,10 +3,12 @@
 # into bin/: etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
 # hollow-node (the kubelet's code over a fake runtime), kubectl (inplace as a
 # kubectl plugin is tested through it), and for real nodes (test/realnode)
-# the kubelet, kube-proxy and CoreDNS. Each is built once and reused while
+# the kubelet, kube-proxy and CoreDNS; Prometheus for canary analysis
+# (test/prom). Each is built once and reused while
 # the modules it links and its own sources are unchanged (a content hash
 # kept beside it in bin/.<name>.stamp); CoreDNS, built from
-# its own module, while its version is. Then packages.sh checks (and as root
+# its own module, and Prometheus, from test/tools/prometheus, while their
+# versions are. Then packages.sh checks (and as root
 # installs) the Debian packages real nodes run on.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -57,6 +59,21 @@ else
 	mv "$tmp/coredns" "$out/coredns"
 	echo "$coredns" >"$out/.coredns.stamp"
 	echo "  bin/coredns built in $(( $(date +%s) - start ))s"
+fi
+
+# Prometheus (test/prom) is a tool of its own module (prometheus/go.mod):
+# it wants newer Kubernetes and OpenTelemetry modules than this one pins.
+# Rebuilt when the version that module requires changes.
+prometheus=$(cd prometheus && go list -m -f '{{.Version}}' github.com/prometheus/prometheus)
+if [ -x "$out/prometheus" ] && [ "$(cat "$out/.prometheus.stamp" 2>/dev/null)" = "$prometheus" ]; then
+	echo "bin/prometheus is up to date"
+else
+	echo "building bin/prometheus ($prometheus) from its Go module; the first build takes about five minutes..."
+	start=$(date +%s)
+	(cd prometheus && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out/prometheus.tmp" github.com/prometheus/prometheus/cmd/prometheus)
+	mv "$out/prometheus.tmp" "$out/prometheus"
+	echo "$prometheus" >"$out/.prometheus.stamp"
+	echo "  bin/prometheus built in $(( $(date +%s) - start ))s"
 fi
 
 ./packages.sh

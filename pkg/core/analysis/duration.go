@@ -25,6 +25,3 @@ func (d Duration) check() error {
 	}
 	return nil
 }
-
-// Dur writes a duration as a spec does.
-func Dur(d time.Duration) Duration { return Duration(d.String()) }

@@ -71,7 +71,7 @@ const (
 	DefaultErrorLimit = 2
 )
 
-// Count is the measurements a query needs, with its default.
+// count is how many conclusive measurements a query needs.
 func (a *Analysis) count() int {
 	if a.Count == 0 {
 		return DefaultCount
