@@ -24,7 +24,8 @@ func (d *DryRunner) change(ctx context.Context, w kube.Write) Change {
 	}
 	var live []byte
 	if w.Verb != http.MethodPost {
-		b, err := d.Live.Get().AbsPath(objectPath(w.Path)).DoRaw(ctx)
+		// JSON whatever the client prefers (a protobuf answer is no diff).
+		b, err := d.Live.Get().AbsPath(objectPath(w.Path)).SetHeader("Accept", "application/json").DoRaw(ctx)
 		if err == nil {
 			live = b
 		}
