@@ -3,6 +3,8 @@ package config
 import (
 	"context"
 	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,7 +23,8 @@ func TestWatchFollowsTheConfigMap(t *testing.T) {
 	w := world.Shared(t)
 	ns := w.NewNamespace(t)
 	ctx := t.Context()
-	s := NewStore(StandardDefaults(), slog.New(slog.DiscardHandler))
+	logged := &messages{}
+	s := NewStore(StandardDefaults(), slog.New(logged))
 	if err := s.Watch(ctx, w.Client(), ns); err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +44,8 @@ func TestWatchFollowsTheConfigMap(t *testing.T) {
 	if _, err := w.Client().CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second)
+	// The store decided on the invalid edit once it logged that it ignores it.
+	eventually(t, "the invalid edit ignored", func() bool { return logged.has("ignoring invalid configuration") })
 	if got := s.Load().Policy.GraceSeconds; got != 9 {
 		t.Errorf("an invalid edit replaced the good configuration: grace %d", got)
 	}
@@ -61,4 +65,32 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	if err := world.Eventually(t.Context(), 30*time.Second, what, func(context.Context) (bool, error) { return cond(), nil }); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// messages is a slog.Handler that keeps the messages logged.
+type messages struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (m *messages) Enabled(context.Context, slog.Level) bool { return true }
+func (m *messages) WithAttrs([]slog.Attr) slog.Handler       { return m }
+func (m *messages) WithGroup(string) slog.Handler            { return m }
+
+func (m *messages) Handle(_ context.Context, r slog.Record) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.msgs = append(m.msgs, r.Message)
+	return nil
+}
+
+func (m *messages) has(prefix string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, msg := range m.msgs {
+		if strings.HasPrefix(msg, prefix) {
+			return true
+		}
+	}
+	return false
 }
