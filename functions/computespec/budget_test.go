@@ -16,8 +16,8 @@ import (
 // rolling-update maxUnavailable, resolved as its controller resolves it
 // (a Deployment's percentage rounds down, a StatefulSet's and a
 // DaemonSet's up); config-inplace's max-unavailable is left for the
-// workloads that have none. Before, every workload got 1 (a DaemonSet with
-// maxUnavailable 2 was upgraded one pod at a time).
+// workloads that have none (a DaemonSet with maxUnavailable 2 is upgraded
+// two pods at a time, not one).
 func TestBudgetFollowsTheWorkloadsOwnStrategy(t *testing.T) {
 	e := newEnv(t)
 	ref, _ := e.image("web", "1.2.0")

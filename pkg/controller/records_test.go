@@ -23,7 +23,7 @@ import (
 // then starts at once within the same delivery: no "not yet", no fixed
 // recheck. The test holds the record in Syncing, hands the push to
 // compute-spec, checks it is still waiting, then records the sync done;
-// the push returns its plans. Before, it answered "not yet (2s)" at once.
+// the push returns its plans.
 func TestPushWaitsForTheTemplateSyncFromTheWatch(t *testing.T) {
 	e := newEnv(t)
 	e.watchRecords()
@@ -101,7 +101,7 @@ func (e *env) setPhase(ref events.ObjectRef, phase rollout.Phase, syncStep strin
 // A resize request that finds the workload's push still rolling out waits
 // for that record's change, woken by the watch of the records, and starts
 // within the same delivery once the rollout ends: no "not yet" with a
-// fixed 2 s recheck (what it answered before).
+// fixed 2 s recheck.
 func TestResizeWaitsForTheRunningRolloutFromTheWatch(t *testing.T) {
 	e := newEnv(t)
 	e.watchRecords()
