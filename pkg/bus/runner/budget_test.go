@@ -44,7 +44,7 @@ func TestWaitsDoNotUseUpTheRetryBudget(t *testing.T) {
 	if letters := dlq(t, b, "verify"); len(letters) > 0 {
 		t.Fatalf("dead-lettered after %d deliveries: %s", f.count(), letters[0].Headers().Get(bus.HeaderDLQReason))
 	}
-	time.Sleep(time.Second)
+	settled(t, b, "verify")
 	if got := f.count(); got != want {
 		t.Errorf("handled %d times; want %d (acked on the last)", got, want)
 	}
@@ -70,7 +70,7 @@ func TestNotYetHasALimit(t *testing.T) {
 		!strings.Contains(r, "still waiting for the kubelet") {
 		t.Errorf("reason = %q", r)
 	}
-	time.Sleep(500 * time.Millisecond)
+	settled(t, b, "verify")
 	if got := f.count(); got != cfg.LaterLimit {
 		t.Errorf("handled %d times; want LaterLimit %d", got, cfg.LaterLimit)
 	}

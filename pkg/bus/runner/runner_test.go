@@ -20,6 +20,7 @@ import (
 	"github.com/inplace-dev/inplace/pkg/bus/metrics"
 	"github.com/inplace-dev/inplace/pkg/bus/runner"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
+	"github.com/inplace-dev/inplace/test/world"
 )
 
 // fn is a Function made of a closure that records each delivery time.
@@ -91,13 +92,26 @@ func start(t *testing.T, b *bus.Bus, opts runner.Options, fns ...runner.Function
 
 func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", within, what)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if err := world.Eventually(t.Context(), within, what, func(context.Context) (bool, error) { return cond(), nil }); err != nil {
+		t.Fatal(err)
 	}
+}
+
+// settled waits until the function's consumer has settled for good every
+// message it was given: all acked or terminated (its ack floor at the last
+// delivery), none waiting for an ack or for a redelivery. After that the
+// bus delivers none of them again.
+func settled(t *testing.T, b *bus.Bus, function string) {
+	t.Helper()
+	eventually(t, 20*time.Second, function+"'s deliveries settled", func() bool {
+		c, err := b.Consumer(t.Context(), function)
+		if err != nil {
+			return false
+		}
+		ci, err := c.Info(t.Context())
+		return err == nil && ci.Delivered.Stream > 0 && ci.AckFloor.Stream == ci.Delivered.Stream &&
+			ci.NumAckPending == 0 && ci.NumRedelivered == 0 && ci.NumPending == 0
+	})
 }
 
 // dlq reads the dead letters of a function from the stream.
@@ -141,7 +155,7 @@ func TestPermanentErrorIsTerminatedWithADeadLetter(t *testing.T) {
 	if h.Get("ce-id") != "p-1" || h.Get(bus.HeaderDLQSubject) != "inplace.image.pushed" {
 		t.Errorf("dead letter is not a copy of the input: %v", h)
 	}
-	time.Sleep(2 * bustest.Config().AckWait) // a redelivery would happen within this
+	settled(t, b, "compute-spec")
 	if got := f.count(); got != 1 {
 		t.Errorf("handler called %d times; a terminated message must not come back", got)
 	}
@@ -196,7 +210,7 @@ func TestNotYetIsRedeliveredAfterItsDelay(t *testing.T) {
 			t.Errorf("redelivery %d came after %s; asked for %s", i+2, g, wait)
 		}
 	}
-	time.Sleep(2 * wait)
+	settled(t, b, "verify")
 	if got := f.count(); got != 3 {
 		t.Errorf("handled %d times; want 3 (acked on the third)", got)
 	}
@@ -236,7 +250,8 @@ func TestCrashBeforeAckRedeliversWithoutDuplicatingOutputs(t *testing.T) {
 	start(t, b, runner.Options{}, up, down)
 	eventually(t, 20*time.Second, "redelivery after the crash", func() bool { return upstreamRuns.Load() == 2 })
 	eventually(t, 10*time.Second, "downstream delivery", func() bool { return down.count() >= 1 })
-	time.Sleep(time.Second)
+	settled(t, b, "compute-spec") // acked after it published again
+	settled(t, b, "verify")
 	if got := down.count(); got != 1 {
 		t.Errorf("downstream saw the output %d times; want 1 (dedup by derived id)", got)
 	}
@@ -273,10 +288,9 @@ func TestShutdownDrainsInFlight(t *testing.T) {
 	if deadline <= 0 || deadline >= bustest.Config().AckWait {
 		t.Errorf("handler deadline %s is not below AckWait %s", deadline, bustest.Config().AckWait)
 	}
-	// The in-flight input was settled (acked) before shutdown: a new runner
-	// does not see it again.
-	start(t, b, runner.Options{}, slow)
-	time.Sleep(2 * bustest.Config().AckWait)
+	// The in-flight input was settled (acked) before shutdown: the bus will
+	// not deliver it again.
+	settled(t, b, "pre-pull")
 	if got := slow.count(); got != 1 {
 		t.Errorf("handled %d times; the drained message was not acked", got)
 	}
