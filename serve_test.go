@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/test/world"
 )
 
 // TestReceiverToSink runs the Knative receiver as Serve does for
@@ -42,17 +43,15 @@ func TestReceiverToSink(t *testing.T) {
 		}
 	})
 	url := "http://" + addr
-	deadline := time.Now().Add(time.Minute)
-	for {
+	if err := world.Eventually(t.Context(), time.Minute, "the receiver up", func(context.Context) (bool, error) {
 		resp, err := http.Get(url + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			break
+		if err != nil {
+			return false, err
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("receiver not up")
-		}
-		time.Sleep(50 * time.Millisecond)
+		resp.Body.Close()
+		return true, nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 	tests := []struct {
 		name, image string

@@ -11,6 +11,7 @@ import (
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/tools/history"
+	"github.com/inplace-dev/inplace/test/world"
 )
 
 // tail runs `inplace events tail args...` until the returned stop is called.
@@ -80,12 +81,16 @@ func TestTailStartsWithNewEvents(t *testing.T) {
 	w.publish(t, chain(t, old))
 	out, stop := w.tail(t)
 	// tail subscribes asynchronously: publish fresh events until one shows.
-	for i := 0; !strings.Contains(out.String(), "shop/new-"); i++ {
-		if i > 600 {
-			t.Fatalf("tail showed nothing new:\n%s", out.String())
+	i := 0
+	if err := world.Eventually(t.Context(), 30*time.Second, "tail to show a new event", func(context.Context) (bool, error) {
+		if strings.Contains(out.String(), "shop/new-") {
+			return true, nil
 		}
+		i++
 		w.publish(t, chain(t, rolloutFor("new-"+string(rune('a'+i%26)), "9."+time.Now().Format("150405.000000"), false))[:1])
-		time.Sleep(50 * time.Millisecond)
+		return false, nil
+	}); err != nil {
+		t.Fatalf("%v:\n%s", err, out.String())
 	}
 	if err := stop(); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/inplace-dev/inplace/pkg/bus"
 	"github.com/inplace-dev/inplace/pkg/bus/bustest"
 	"github.com/inplace-dev/inplace/pkg/tools/history/historytest"
+	"github.com/inplace-dev/inplace/test/world"
 )
 
 // toolWorld is a real in-process NATS with the stream set up as `inplace
@@ -82,12 +83,8 @@ func (s *syncBuffer) String() string {
 // waitFor polls until cond holds on the output, failing after a generous timeout.
 func waitFor(t *testing.T, buf *syncBuffer, what string, cond func(string) bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond(buf.String()) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s; output:\n%s", what, buf.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if err := world.Eventually(t.Context(), 30*time.Second, what, func(context.Context) (bool, error) { return cond(buf.String()), nil }); err != nil {
+		t.Fatalf("%v; output:\n%s", err, buf.String())
 	}
 }
 

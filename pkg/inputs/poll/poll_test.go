@@ -27,6 +27,7 @@ import (
 	"github.com/inplace-dev/inplace/pkg/inputs/poll"
 	"github.com/inplace-dev/inplace/pkg/inputs/registry"
 	testregistry "github.com/inplace-dev/inplace/test/registry"
+	testworld "github.com/inplace-dev/inplace/test/world"
 )
 
 func mustPolicy(t *testing.T, s string) policy.Policy {
@@ -185,13 +186,13 @@ func TestPollFollowsATag(t *testing.T) {
 
 	// The registry's own notification of the second push names the same event.
 	var webhookID string
-	deadline := time.Now().Add(30 * time.Second)
-	for webhookID == "" && time.Now().Before(deadline) {
+	if err := testworld.Eventually(t.Context(), 30*time.Second, "the registry's notification of the second push", func(context.Context) (bool, error) {
 		mu.Lock()
+		defer mu.Unlock()
 		for _, body := range deliveries {
 			res, err := registry.Parse(registry.Distribution, registry.Delivery{Body: body, Registry: w.reg.Host()})
 			if err != nil {
-				t.Fatal(err)
+				return false, err
 			}
 			for _, push := range res.Pushes {
 				if push.Digest == d2 {
@@ -199,8 +200,9 @@ func TestPollFollowsATag(t *testing.T) {
 				}
 			}
 		}
-		mu.Unlock()
-		time.Sleep(50 * time.Millisecond)
+		return webhookID != "", nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 	if got := w.outs[1].ID(); got != webhookID {
 		t.Errorf("poll event id %s, webhook event id %q: a webhook and a poll of one push must be one event", got, webhookID)

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/test/world"
 )
 
 // published records what the watcher puts on the bus.
@@ -48,15 +49,13 @@ func TestAPodsWaitingUpdatesGoOutAsItsLatest(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() { _ = w.Run(ctx); close(done) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	if err := world.Eventually(ctx, 10*time.Second, "nothing pending or queued", func(context.Context) (bool, error) {
 		w.mu.Lock()
 		n := len(w.pending)
 		w.mu.Unlock()
-		if n == 0 && w.queue.Len() == 0 {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
+		return n == 0 && w.queue.Len() == 0, nil
+	}); err != nil {
+		t.Error(err)
 	}
 	cancel()
 	<-done

@@ -17,6 +17,7 @@ import (
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/tools/history"
 	"github.com/inplace-dev/inplace/pkg/tools/history/historytest"
+	"github.com/inplace-dev/inplace/test/world"
 )
 
 func rolloutOf(t *testing.T) historytest.Rollout {
@@ -115,26 +116,23 @@ func TestReadFollowsUntilCancelled(t *testing.T) {
 			})
 	}()
 	// Publish until the follower sees one (it may not be subscribed yet).
-	deadline := time.Now().Add(30 * time.Second)
-	for i := 0; ; i++ {
-		e, err := events.New("resume-"+string(rune('a'+i%26))+time.Now().Format("150405.000000"), events.RolloutResumed, events.Source("cli"),
-			"Deployment/shop/web", events.ResumeData{Workload: events.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := b.Publish(t.Context(), e); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(50 * time.Millisecond)
+	i := 0
+	if err := world.Eventually(t.Context(), 30*time.Second, "the follower to see a new event", func(ctx context.Context) (bool, error) {
 		mu.Lock()
 		n := len(got)
 		mu.Unlock()
 		if n > 0 {
-			break
+			return true, nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the follower saw nothing in 30s")
+		i++
+		e, err := events.New("resume-"+string(rune('a'+i%26))+time.Now().Format("150405.000000"), events.RolloutResumed, events.Source("cli"),
+			"Deployment/shop/web", events.ResumeData{Workload: events.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web"}})
+		if err != nil {
+			return false, err
 		}
+		return false, b.Publish(ctx, e)
+	}); err != nil {
+		t.Fatal(err)
 	}
 	cancel()
 	if err := <-done; err != nil {
