@@ -152,8 +152,9 @@ func TestDaemonSetFollowsWithoutARollout(t *testing.T) {
 	if got := sw.strategies(); len(got) != 1 || !got["RollingUpdate"] {
 		t.Errorf("update strategies during the sync: %v; want RollingUpdate throughout", got)
 	}
-	// Give a RollingUpdate controller time to act if it were going to.
-	time.Sleep(2 * time.Second)
+	// settled is the controller's decision: it has observed the synced
+	// template (observedGeneration) and counts every pod updated, so it has
+	// no pod left to replace.
 	f.checkPodsKept()
 	ds, _ = f.c.AppsV1().DaemonSets(f.ns).Get(ctx, f.name, metav1.GetOptions{})
 	if ds.Status.UpdatedNumberScheduled != ds.Status.DesiredNumberScheduled {
