@@ -78,7 +78,12 @@ func TestChainOnTheBus(t *testing.T) {
 		}
 		checkPlan(t, d.Plan, plans[c.name])
 	}
-	time.Sleep(2 * time.Second) // redeliveries and late pod.updated would show up now
+	// Once every function has settled every delivery (outputs are published
+	// before the ack), a second outcome from a redelivery or a late
+	// pod.updated would be on the stream.
+	for _, fn := range []string{prepull.Name, patchpod.Name, verify.Name} {
+		settled(t, b, fn)
+	}
 	if n := len(outcomes(t, b)); n != len(cases) {
 		t.Errorf("%d outcome events on the stream, want exactly %d", n, len(cases))
 	}
@@ -161,4 +166,25 @@ func keys(m map[string]cloudevents.Event) []string {
 		out = append(out, k+"="+e.Type())
 	}
 	return out
+}
+
+// settled waits until the function's durable consumer has acked or
+// terminated every delivery: its ack floor at the last delivered message,
+// nothing waiting for an ack or a redelivery.
+func settled(t *testing.T, b *bus.Bus, function string) {
+	t.Helper()
+	err := world.Eventually(t.Context(), fntest.Timeout, function+"'s deliveries settled", func(ctx context.Context) (bool, error) {
+		c, err := b.Consumer(ctx, function)
+		if err != nil {
+			return false, err
+		}
+		ci, err := c.Info(ctx)
+		if err != nil {
+			return false, err
+		}
+		return ci.AckFloor.Stream == ci.Delivered.Stream && ci.NumAckPending == 0 && ci.NumRedelivered == 0 && ci.NumPending == 0, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
