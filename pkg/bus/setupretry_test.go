@@ -38,7 +38,9 @@ func TestSetUpWaitsForTheCluster(t *testing.T) {
 			errs[i] = setUpAll(ctx, s.URL(), cfg)
 		}()
 	}
-	time.Sleep(6 * time.Second) // past one JetStream API timeout (5 s)
+	// The sleep is the point: the set-ups must run into at least one
+	// JetStream API timeout (5 s) with no quorum before the others start.
+	time.Sleep(6 * time.Second)
 	s.Start(1)
 	s.Start(2)
 	wg.Wait()

@@ -120,7 +120,9 @@ func TestExportSinceUntil(t *testing.T) {
 	w := newToolWorld(t)
 	first := chain(t, rolloutFor("web", "1.3.0", false))
 	w.publish(t, first)
-	time.Sleep(1100 * time.Millisecond) // stored times on either side of a boundary
+	// The sleeps are the point: the two chains' stored times must lie on
+	// either side of mid.
+	time.Sleep(1100 * time.Millisecond)
 	mid := time.Now().UTC()
 	time.Sleep(100 * time.Millisecond)
 	second := chain(t, rolloutFor("api", "2.0.0", false))
