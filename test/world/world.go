@@ -15,6 +15,7 @@ import (
 	"github.com/inplace-dev/inplace/test/cluster"
 	"github.com/inplace-dev/inplace/test/hollow"
 	"github.com/inplace-dev/inplace/test/kubelet"
+	"github.com/inplace-dev/inplace/test/prom"
 	"github.com/inplace-dev/inplace/test/realnode"
 	"github.com/inplace-dev/inplace/test/registry"
 )
@@ -34,6 +35,11 @@ type Options struct {
 	// Nodes is the node mode: NodesSimulated, NodesHollow or NodesReal;
 	// default the INPLACE_NODES environment variable, else simulated.
 	Nodes NodeMode
+	// Prometheus starts a real Prometheus scraping the world's annotated
+	// pods (World.Prometheus); PrometheusOptions tune it (the scrape
+	// interval, targets of the test's own).
+	Prometheus        bool
+	PrometheusOptions prom.Options
 	// Logger receives progress messages; default discards them.
 	Logger *slog.Logger
 }
@@ -53,6 +59,10 @@ type World struct {
 	RealHost *realnode.Host
 	// Mode is the node mode the world runs.
 	Mode NodeMode
+	// Prometheus scrapes the world's pods when Options.Prometheus asked
+	// for it (nil otherwise).
+	Prometheus *prom.Server
+	promDir    string
 
 	ownCluster bool
 	timings    Timings
@@ -128,6 +138,9 @@ func (w *World) startRest(ctx context.Context, opts Options) error {
 		return err
 	}
 	w.timings.Nodes = time.Since(t)
+	if opts.Prometheus {
+		return w.startPrometheus(ctx, opts)
+	}
 	return nil
 }
 
@@ -145,6 +158,7 @@ func (w *World) kubeletClient() kubernetes.Interface {
 // Start started it. Safe to call on a partly started world.
 func (w *World) Stop() error {
 	var errs []error
+	errs = append(errs, w.stopPrometheus())
 	if w.Kubelet != nil {
 		w.Kubelet.Stop()
 	}
