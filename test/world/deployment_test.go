@@ -96,6 +96,8 @@ func pushImage(t *testing.T, w *world.World, repo, tag string) string {
 // on its own updates.
 func assertSettled(t *testing.T, w *world.World, ns string, pods []corev1.Pod) {
 	t.Helper()
+	// The sleep is the point: the check is that nothing writes the pods
+	// during a window; no event marks the end of a spin that never starts.
 	time.Sleep(3 * time.Second)
 	for _, p := range pods {
 		now, err := w.Client().CoreV1().Pods(ns).Get(t.Context(), p.Name, metav1.GetOptions{})
