@@ -64,12 +64,13 @@ test-hollow: bin
 # the packages `make bin` installs; without them every test skips naming
 # what is missing. REAL_RUN, a go test -run pattern, runs a subset of the
 # suite; then the real-node checks themselves (nothing left behind once a
-# world stops, also after its test binary is killed) and the install as
-# docs/install.md tells it (test/install).
+# world stops, also after its test binary is killed), the install as
+# docs/install.md tells it (test/install) and a real Prometheus scraping
+# the app's pods on real nodes (test/prom).
 REAL_RUN ?=
 test-real: bin
 	INPLACE_NODES=real $(GO) test $(TEST_FLAGS) $(if $(REAL_RUN),-run '$(REAL_RUN)') ./test/e2e/
-	INPLACE_NODES=real $(GO) test $(TEST_FLAGS) ./test/realnode/ ./test/install/
+	INPLACE_NODES=real $(GO) test $(TEST_FLAGS) ./test/realnode/ ./test/install/ ./test/prom/
 
 # The fault suite at length (`make test` runs each fault once on 4 pods):
 # SIGKILLs of inplace run, nats-server restarts, stream leader losses, API
