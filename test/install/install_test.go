@@ -34,7 +34,7 @@ const (
 // opted-in Deployment's pods in place; inplace status reads the rollout
 // through kubectl port-forward svc/nats; kubectl delete -k removes it all.
 func TestInstallAsDocumented(t *testing.T) {
-	requireReal(t)
+	world.RequireReal(t)
 	ctx := t.Context()
 	w, err := world.Start(ctx, world.Options{Nodes: world.NodesReal, KubeletOptions: kubelet.Options{Nodes: 3},
 		ClusterOptions:  cluster.Options{ServiceAccountTokens: true},

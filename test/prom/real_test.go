@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,10 +15,8 @@ import (
 
 	"github.com/inplace-dev/inplace/pkg/core/analysis"
 	"github.com/inplace-dev/inplace/pkg/inputs/prometheus"
-	"github.com/inplace-dev/inplace/test/cluster"
 	"github.com/inplace-dev/inplace/test/images/settings"
 	"github.com/inplace-dev/inplace/test/kubelet"
-	"github.com/inplace-dev/inplace/test/realnode"
 	"github.com/inplace-dev/inplace/test/registry"
 	"github.com/inplace-dev/inplace/test/world"
 )
@@ -37,7 +34,7 @@ const errorRatio = `(sum(rate(http_requests_total{namespace="{{.Namespace}}",pod
 // 0 for the baseline, which the analysis judges a failure naming the
 // query and the value; the other way round it is a success.
 func TestPrometheusSeesTheErrorShareOnRealNodes(t *testing.T) {
-	requireReal(t)
+	world.RequireReal(t)
 	ctx := t.Context()
 	w, err := world.Start(ctx, world.Options{Nodes: world.NodesReal, KubeletOptions: kubelet.Options{Nodes: 1}, Prometheus: true})
 	if err != nil {
@@ -143,25 +140,6 @@ func traffic(ctx context.Context, ip string, sent, failed *atomic.Int64) {
 		if failed != nil && ctx.Err() == nil && (err != nil || resp.StatusCode >= 500) {
 			failed.Add(1)
 		}
-	}
-}
-
-// requireReal skips unless real nodes are asked for (INPLACE_NODES=real)
-// and this machine can run them, and Prometheus is built.
-func requireReal(t *testing.T) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("starts real nodes; skipped with -short")
-	}
-	if os.Getenv(world.NodesEnv) != string(world.NodesReal) {
-		t.Skipf("runs on real nodes only: set %s=%s", world.NodesEnv, world.NodesReal)
-	}
-	dir, err := cluster.FindBinDir()
-	if err != nil {
-		t.Skip(err)
-	}
-	if err := realnode.Check(dir); err != nil {
-		t.Skip(err)
 	}
 }
 

@@ -15,7 +15,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/inplace-dev/inplace/test/cluster"
 	"github.com/inplace-dev/inplace/test/kubelet"
 	"github.com/inplace-dev/inplace/test/realnode"
 	"github.com/inplace-dev/inplace/test/world"
@@ -24,25 +23,6 @@ import (
 // crashHelperEnv makes TestCrashHelper the child that starts a pool and
 // waits to be killed.
 const crashHelperEnv = "INPLACE_REALNODE_CRASH_HELPER"
-
-// requireReal skips unless real nodes are asked for (INPLACE_NODES=real)
-// and this machine can run them.
-func requireReal(t *testing.T) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("starts real nodes; skipped with -short")
-	}
-	if os.Getenv(world.NodesEnv) != string(world.NodesReal) {
-		t.Skipf("runs on real nodes only: set %s=%s", world.NodesEnv, world.NodesReal)
-	}
-	dir, err := cluster.FindBinDir()
-	if err != nil {
-		t.Skip(err)
-	}
-	if err := realnode.Check(dir); err != nil {
-		t.Skip(err)
-	}
-}
 
 // startWorld starts a world of one real node and runs a pod on it with an
 // emptyDir volume (so the kubelet mounts one).
@@ -77,7 +57,7 @@ func startWorld(ctx context.Context, t *testing.T) *world.World {
 // the machine as it found it once stopped: mounts, links, cgroups,
 // processes, nft rules, files, sysctls (when no other pool ran).
 func TestNothingLeftBehind(t *testing.T) {
-	requireReal(t)
+	world.RequireReal(t)
 	ctx := t.Context()
 	haveMachineAlone(t)
 	before := snapshot(t)
@@ -105,7 +85,7 @@ func TestNothingLeftBehind(t *testing.T) {
 // its real node leaves containers, shims, mounts, links, cgroups and
 // sysctls behind; the next Prepare removes them all.
 func TestCrashedPoolIsRemoved(t *testing.T) {
-	requireReal(t)
+	world.RequireReal(t)
 	ctx := t.Context()
 	haveMachineAlone(t)
 	before := snapshot(t)
