@@ -75,6 +75,8 @@ func decodeLike(t *testing.T, e cloudevents.Event, want any) any {
 		got, err = As[ResizeRequestData](e)
 	case ResizeResultData:
 		got, err = As[ResizeResultData](e)
+	case AnalysisData:
+		got, err = As[AnalysisData](e)
 	case OutcomeData:
 		got, err = As[OutcomeData](e)
 	case RolloutData:

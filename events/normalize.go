@@ -59,6 +59,8 @@ func Check(e cloudevents.Event) error {
 		_, err = As[ResizeRequestData](e)
 	case ContainerResizeSucceeded, ContainerResizeFailed:
 		_, err = As[ResizeResultData](e)
+	case RolloutAnalysisMeasured, RolloutAnalysisPassed, RolloutAnalysisFailed:
+		_, err = As[AnalysisData](e)
 	default:
 		return permanent(e.Type(), fieldErr("type", "not an event type inplace accepts"))
 	}

@@ -28,6 +28,9 @@ func samplePlan() Plan {
 
 // samples returns valid data for every event type.
 func samples() map[string]any {
+	value, base := 0.1, 0.0
+	errorRatio := AnalysisMeasurement{Query: "error-ratio", Expr: `sum(rate(http_requests_total{code=~"5..",pod=~"web-0"}[1m]))`,
+		Comparison: "<", Threshold: 0.05, At: at, Value: &value, Baseline: &base, Outcome: "Failure"}
 	plan := samplePlan()
 	pod := corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
@@ -74,5 +77,14 @@ func samples() map[string]any {
 			Counts: Counts{Pods: 3, Succeeded: 3}, Template: "TemplateSynced"},
 		ContainerResizeFailed: ResizeResultData{RequestID: "z-7f3a", Target: workload, Containers: []string{"app"}, CPU: "64",
 			Counts: Counts{Pods: 3, RolledBack: 1}, Reason: "Infeasible", Message: "shop/web-1: Node didn't have enough capacity"},
+		RolloutAnalysisMeasured: AnalysisData{UpgradeID: "u-7f3a", Workload: workload, Target: plan.Target, Step: 0, Steps: 2,
+			CanaryPods: []string{"web-0"}, BaselinePods: []string{"web-1", "web-2"}, Phase: AnalysisRunning,
+			Measurements: []AnalysisMeasurement{errorRatio}},
+		RolloutAnalysisPassed: AnalysisData{UpgradeID: "u-7f3a", Workload: workload, Target: plan.Target, Step: 1, Steps: 2,
+			CanaryPods: []string{"web-0", "web-1"}, Phase: AnalysisPassed, Message: "all 1 queries passed 1 measurements",
+			Measurements: []AnalysisMeasurement{errorRatio}},
+		RolloutAnalysisFailed: AnalysisData{UpgradeID: "u-7f3a", Workload: workload, Target: plan.Target, Step: 0, Steps: 2,
+			CanaryPods: []string{"web-0"}, Phase: AnalysisFailed, Reason: ReasonAnalysisFailed,
+			Message: "query error-ratio: 0.1, want < 0.05 (1 failed, 0 tolerated)", Measurements: []AnalysisMeasurement{errorRatio}},
 	}
 }

@@ -67,6 +67,7 @@ var Types = []string{
 	UpgradeApprovalRequested, UpgradeApproved, UpgradeRejected, UpgradeApprovalExpired,
 	ContainerRestartRequested, ContainerRestartSucceeded, ContainerRestartFailed,
 	ContainerResizeRequested, ContainerResizeSucceeded, ContainerResizeFailed,
+	RolloutAnalysisMeasured, RolloutAnalysisPassed, RolloutAnalysisFailed,
 }
 
 // Foreign event types accepted as input and adapted onto the project's own.

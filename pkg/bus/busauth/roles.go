@@ -58,6 +58,7 @@ func Roles() []Role {
 			events.ContainerRestartSucceeded, events.ContainerRestartFailed,
 			events.ContainerResizeSucceeded, events.ContainerResizeFailed,
 			events.ContainerRestartRequested, // a ConfigMap or Secret changed (pkg/kube/reconfig)
+			events.RolloutAnalysisMeasured, events.RolloutAnalysisPassed, events.RolloutAnalysisFailed,
 		}},
 		{Name: PrePull, Consumer: true, Rollouts: List, // watches them to pre-pull every node at once
 			Publishes: []string{events.ImagePrepulled, events.UpgradeFailed}},

@@ -157,6 +157,9 @@ type Rollout struct {
 	// Resize is set when the rollout changes containers' CPU and memory in
 	// place (a container.resize.requested) instead of a push.
 	Resize *Resize `json:"resize,omitempty"`
+	// Analysis is set when the workload asks for a canary analysis
+	// (inplace.dev/analysis): its steps come before the remaining waves.
+	Analysis *Analysis `json:"analysis,omitempty"`
 }
 
 // Refusal is a push refused before planning.
