@@ -38,6 +38,13 @@ var below = map[string][]string{
 	"helper":     {"core", "events", "bus", "kube", "inputs", "config", "controller", "function", "tools", "test", "helper"},
 }
 
+// narrower are packages held to fewer layers than their folder's: the
+// fleet's promotion controller runs on the hub, which has no API server of
+// its own to act on, so it reaches no kube or config.
+var narrower = map[string][]string{
+	module + "/pkg/controller/fleet": {"core", "events", "bus"},
+}
+
 // outside is what the pure layers must not import from outside the module:
 // no client of the API server, no NATS.
 var outside = map[string][]string{
@@ -102,6 +109,9 @@ func allowed(path, from, imp string) error {
 		return nil
 	}
 	to := layer(imp)
+	if only, ok := narrower[path]; ok && to != from && !slices.Contains(only, to) {
+		return fmt.Errorf("%s may import only the %v layers, not the %s layer", path, only, to)
+	}
 	switch {
 	case from == "events" && imp == module+"/pkg/core/settle":
 		return nil

@@ -21,6 +21,10 @@ type Record struct {
 	// Released are the stages whose clusters the push was published to,
 	// by name, with when.
 	Released map[string]time.Time `json:"released,omitempty"`
+	// Sent are the clusters the push was published to, with when: a
+	// stage's release records each cluster as it is published, and the
+	// stage once all are.
+	Sent map[string]time.Time `json:"sent,omitempty"`
 	// Approved are the stages an approver let start, by name.
 	Approved map[string]Gate `json:"approved,omitempty"`
 	// Analysis are the analysis verdicts given for stages, by name.
