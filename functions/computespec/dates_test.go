@@ -11,6 +11,7 @@ import (
 
 	"github.com/inplace-dev/inplace/functions/computespec"
 	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/controller/controllertest"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
 	"github.com/inplace-dev/inplace/pkg/inputs/poll"
 	"github.com/inplace-dev/inplace/test/registry"
@@ -26,24 +27,24 @@ func TestUndatedPushIsDatedByTheRegistry(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Second)
 	push := func(made time.Time) string {
 		t.Helper()
-		d, err := e.w.Registry.Push(t.Context(), e.ns+"/web", "stable", registry.WithCreated(made))
+		d, err := e.W.Registry.Push(t.Context(), e.NS+"/web", "stable", registry.WithCreated(made))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return d
 	}
 	push(now.Add(-3 * time.Hour))
-	web := e.w.Registry.Host() + "/" + e.ns + "/web:stable"
-	e.create(spec{name: "web", replicas: 2, containers: []corev1.Container{container("app", web)},
-		annotations: map[string]string{"inplace.dev/policy": "digest", "inplace.dev/max-unavailable": "1"}})
+	web := e.W.Registry.Host() + "/" + e.NS + "/web:stable"
+	e.Create(controllertest.Spec{Name: "web", Replicas: 2, Containers: []corev1.Container{controllertest.Container("app", web)},
+		Annotations: map[string]string{"inplace.dev/policy": "digest", "inplace.dev/max-unavailable": "1"}})
 	current := push(now.Add(-time.Hour))
 	older := push(now.Add(-2 * time.Hour)) // never ran here, made before current
 	newer := push(now)
 
 	log := slog.New(slog.DiscardHandler)
-	fn := computespec.New(computespec.Deps{Cache: e.cache, Store: e.kv, Log: log, Dates: &poll.Dater{},
+	fn := computespec.New(computespec.Deps{Cache: e.Cache, Store: e.KV, Log: log, Dates: &poll.Dater{},
 		Defaults: config.NewStore(config.StandardDefaults(), log)})
-	if got := plans(t, mustHandle(t, fn, e.pushed("push-current", "web", "stable", current))); len(got) != 1 {
+	if got := controllertest.Plans(t, mustHandle(t, fn, e.Pushed("push-current", "web", "stable", current))); len(got) != 1 {
 		t.Fatalf("the push of the current digest planned %d pods; want its first wave", len(got))
 	}
 
@@ -52,16 +53,16 @@ func TestUndatedPushIsDatedByTheRegistry(t *testing.T) {
 		{"made before", older, "created at " + now.Add(-2*time.Hour).Format(time.RFC3339)},
 		{"not in the registry", gone, "no such image"},
 	} {
-		outs, err := fn.Handle(t.Context(), e.pushed("push-"+tc.name, "web", "stable", tc.digest))
+		outs, err := fn.Handle(t.Context(), e.Pushed("push-"+tc.name, "web", "stable", tc.digest))
 		if k, _ := settle.Classify(err); err == nil || k != settle.Fail || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v (%s); want refused for good: %q", tc.name, err, k, tc.want)
 		}
-		if got := plans(t, outs); len(got) != 0 {
+		if got := controllertest.Plans(t, outs); len(got) != 0 {
 			t.Errorf("%s: planned %d pods", tc.name, len(got))
 		}
 	}
-	mustHandle(t, fn, e.pushed("push-newer", "web", "stable", newer))
-	if r := e.state("Deployment", "web"); r.Push.Digest != newer {
+	mustHandle(t, fn, e.Pushed("push-newer", "web", "stable", newer))
+	if r := e.State("Deployment", "web"); r.Push.Digest != newer {
 		t.Errorf("an undated push made after the current one: the rollout is of %s; want %s", r.Push.Digest, newer)
 	}
 }

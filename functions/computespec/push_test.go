@@ -11,27 +11,28 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/functions/computespec"
 	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/controller/controllertest"
 )
 
 // A push matching the policy plans exactly the opted-in pods that use the
 // repository, with the right containers; others are left alone.
 func TestPushPlansOptedInPodsOfTheRepository(t *testing.T) {
 	e := newEnv(t)
-	web12, _ := e.image("web", "1.2.0")
-	other, _ := e.image("other", "7.0.0")
-	_, d13 := e.image("web", "1.3.0")
-	e.create(spec{name: "web", replicas: 3, minReady: 4, containers: []corev1.Container{container("app", web12)},
-		annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "100%"}})
-	e.create(spec{name: "plain", replicas: 2, containers: []corev1.Container{container("app", web12)}})
-	e.create(spec{name: "unrelated", replicas: 1, containers: []corev1.Container{container("app", other)},
-		annotations: map[string]string{"inplace.dev/policy": "force"}})
-	e.create(spec{name: "multi", replicas: 1,
-		init:        []corev1.Container{container("migrate", web12)},
-		containers:  []corev1.Container{container("app", web12), container("side", other)},
-		annotations: map[string]string{"inplace.dev/policy": "semver:patch", "inplace.dev/grace-seconds": "4"}})
+	web12, _ := e.Image("web", "1.2.0")
+	other, _ := e.Image("other", "7.0.0")
+	_, d13 := e.Image("web", "1.3.0")
+	e.Create(controllertest.Spec{Name: "web", Replicas: 3, MinReady: 4, Containers: []corev1.Container{controllertest.Container("app", web12)},
+		Annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "100%"}})
+	e.Create(controllertest.Spec{Name: "plain", Replicas: 2, Containers: []corev1.Container{controllertest.Container("app", web12)}})
+	e.Create(controllertest.Spec{Name: "unrelated", Replicas: 1, Containers: []corev1.Container{controllertest.Container("app", other)},
+		Annotations: map[string]string{"inplace.dev/policy": "force"}})
+	e.Create(controllertest.Spec{Name: "multi", Replicas: 1,
+		Init:        []corev1.Container{controllertest.Container("migrate", web12)},
+		Containers:  []corev1.Container{controllertest.Container("app", web12), controllertest.Container("side", other)},
+		Annotations: map[string]string{"inplace.dev/policy": "semver:patch", "inplace.dev/grace-seconds": "4"}})
 
-	outs := e.handle(e.pushed("push-1", "web", "1.3.0", d13))
-	got := plans(t, outs)
+	outs := e.Handle(e.Pushed("push-1", "web", "1.3.0", d13))
+	got := controllertest.Plans(t, outs)
 	owners := map[string]int{}
 	for _, p := range got {
 		owners[p.Owner.Kind+"/"+p.Owner.Name]++
@@ -51,10 +52,10 @@ func TestPushPlansOptedInPodsOfTheRepository(t *testing.T) {
 			t.Errorf("%s plan incomplete: %+v", name, p)
 		}
 	}
-	if e.state("Deployment", "plain") != nil || e.state("Deployment", "unrelated") != nil || e.state("Deployment", "multi") != nil {
+	if e.State("Deployment", "plain") != nil || e.State("Deployment", "unrelated") != nil || e.State("Deployment", "multi") != nil {
 		t.Error("a rollout was recorded for a workload that should be left alone")
 	}
-	if r := e.state("Deployment", "web"); r == nil || len(r.Pods) != 3 {
+	if r := e.State("Deployment", "web"); r == nil || len(r.Pods) != 3 {
 		t.Errorf("web rollout state = %+v", r)
 	}
 }
@@ -63,17 +64,17 @@ func TestPushPlansOptedInPodsOfTheRepository(t *testing.T) {
 // repository; a sidecar is updated; a plain init container is not.
 func TestMultiContainerPodUpdatesOnlyItsRepository(t *testing.T) {
 	e := newEnv(t)
-	web12, _ := e.image("web", "1.2.0")
-	other, _ := e.image("other", "7.0.0")
-	_, d := e.image("web", "1.2.1")
+	web12, _ := e.Image("web", "1.2.0")
+	other, _ := e.Image("other", "7.0.0")
+	_, d := e.Image("web", "1.2.1")
 	always := corev1.ContainerRestartPolicyAlways
-	sidecar := container("proxy", web12)
+	sidecar := controllertest.Container("proxy", web12)
 	sidecar.RestartPolicy = &always
-	e.create(spec{name: "multi", replicas: 1,
-		init:        []corev1.Container{container("migrate", web12), sidecar},
-		containers:  []corev1.Container{container("app", web12), container("side", other)},
-		annotations: map[string]string{"inplace.dev/policy": "semver:patch"}})
-	got := plans(t, e.handle(e.pushed("push-m", "web", "1.2.1", d)))
+	e.Create(controllertest.Spec{Name: "multi", Replicas: 1,
+		Init:        []corev1.Container{controllertest.Container("migrate", web12), sidecar},
+		Containers:  []corev1.Container{controllertest.Container("app", web12), controllertest.Container("side", other)},
+		Annotations: map[string]string{"inplace.dev/policy": "semver:patch"}})
+	got := controllertest.Plans(t, e.Handle(e.Pushed("push-m", "web", "1.2.1", d)))
 	if len(got) != 1 {
 		t.Fatalf("planned %d pods; want 1", len(got))
 	}
@@ -96,14 +97,14 @@ func TestMultiContainerPodUpdatesOnlyItsRepository(t *testing.T) {
 // already running plan nothing.
 func TestPushesThatPlanNothing(t *testing.T) {
 	e := newEnv(t)
-	web12, d12 := e.image("web", "1.2.0")
-	e.create(spec{name: "web", replicas: 2, containers: []corev1.Container{container("app", web12)},
-		annotations: map[string]string{"inplace.dev/policy": "semver:minor"}})
-	_, d11 := e.image("web", "1.1.0")
-	_, d20 := e.image("web", "2.0.0")
-	_, dl := e.image("web", "latest")
-	_, dx := e.image("else", "1.3.0")
-	same, err := e.w.Registry.Tag(t.Context(), e.ns+"/web", "1.2.0", "1.2.5")
+	web12, d12 := e.Image("web", "1.2.0")
+	e.Create(controllertest.Spec{Name: "web", Replicas: 2, Containers: []corev1.Container{controllertest.Container("app", web12)},
+		Annotations: map[string]string{"inplace.dev/policy": "semver:minor"}})
+	_, d11 := e.Image("web", "1.1.0")
+	_, d20 := e.Image("web", "2.0.0")
+	_, dl := e.Image("web", "latest")
+	_, dx := e.Image("else", "1.3.0")
+	same, err := e.W.Registry.Tag(t.Context(), e.NS+"/web", "1.2.0", "1.2.5")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,16 +120,16 @@ func TestPushesThatPlanNothing(t *testing.T) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			outs := e.handle(e.pushed("none-"+string(rune('a'+i)), tt.repo, tt.tag, tt.digest))
+			outs := e.Handle(e.Pushed("none-"+string(rune('a'+i)), tt.repo, tt.tag, tt.digest))
 			if len(outs) != 0 {
-				t.Errorf("planned %d events: %v", len(outs), plans(t, outs))
+				t.Errorf("planned %d events: %v", len(outs), controllertest.Plans(t, outs))
 			}
 		})
 	}
 	if same != d12 {
 		t.Fatalf("retag changed the digest: %s vs %s", same, d12)
 	}
-	if r := e.state("Deployment", "web"); r != nil {
+	if r := e.State("Deployment", "web"); r != nil {
 		t.Errorf("a rollout was recorded: %+v", r)
 	}
 }
@@ -136,15 +137,15 @@ func TestPushesThatPlanNothing(t *testing.T) {
 // The dry run answers with the same logic and writes nothing.
 func TestDryRunShowsWavesAndReasons(t *testing.T) {
 	e := newEnv(t)
-	web12, _ := e.image("web", "1.2.0")
-	_, d13 := e.image("web", "1.3.0")
-	e.create(spec{name: "web", replicas: 5, containers: []corev1.Container{container("app", web12)},
-		annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "2"}})
-	e.create(spec{name: "plain", replicas: 1, containers: []corev1.Container{container("app", web12)}})
-	e.create(spec{name: "strict", replicas: 1, containers: []corev1.Container{container("app", web12)},
-		annotations: map[string]string{"inplace.dev/policy": "semver:patch"}})
-	push := events.ImagePushedData{Registry: e.w.Registry.Host(), Repository: e.ns + "/web", Tag: "1.3.0", Digest: d13, Origin: "test"}
-	got, err := computespec.DryRun(e.cache, config.StandardDefaults(), events.UpgradeRequestData{ImagePushedData: push})
+	web12, _ := e.Image("web", "1.2.0")
+	_, d13 := e.Image("web", "1.3.0")
+	e.Create(controllertest.Spec{Name: "web", Replicas: 5, Containers: []corev1.Container{controllertest.Container("app", web12)},
+		Annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "2"}})
+	e.Create(controllertest.Spec{Name: "plain", Replicas: 1, Containers: []corev1.Container{controllertest.Container("app", web12)}})
+	e.Create(controllertest.Spec{Name: "strict", Replicas: 1, Containers: []corev1.Container{controllertest.Container("app", web12)},
+		Annotations: map[string]string{"inplace.dev/policy": "semver:patch"}})
+	push := events.ImagePushedData{Registry: e.W.Registry.Host(), Repository: e.NS + "/web", Tag: "1.3.0", Digest: d13, Origin: "test"}
+	got, err := computespec.DryRun(e.Cache, config.StandardDefaults(), events.UpgradeRequestData{ImagePushedData: push})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +168,7 @@ func TestDryRunShowsWavesAndReasons(t *testing.T) {
 	if strict.Skip == "" || len(strict.Current) != 1 || !strings.Contains(strict.Current[0].Reason, "semver:patch") {
 		t.Errorf("strict: skip %q current %+v", strict.Skip, strict.Current)
 	}
-	if e.state("Deployment", "web") != nil {
+	if e.State("Deployment", "web") != nil {
 		t.Error("the dry run wrote rollout state")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/functions/computespec"
 	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/controller/controllertest"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
 )
 
@@ -20,34 +21,34 @@ import (
 // carries fields (JSON names and values), as a publisher of image.pushed
 // could write them.
 func (e *env) withFields(id, repo, tag, digest string, fields map[string]any) cloudevents.Event {
-	e.t.Helper()
-	d := events.ImagePushedData{Registry: e.w.Registry.Host(), Repository: e.ns + "/" + repo, Tag: tag, Digest: digest, Origin: "distribution"}
+	e.T.Helper()
+	d := events.ImagePushedData{Registry: e.W.Registry.Host(), Repository: e.NS + "/" + repo, Tag: tag, Digest: digest, Origin: "distribution"}
 	raw, err := json.Marshal(d)
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	data := map[string]any{}
 	if err := json.Unmarshal(raw, &data); err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	for k, v := range fields {
 		data[k] = v
 	}
 	ev, err := events.New(id, events.ImagePushed, events.Source("receiver"), d.Ref(), data)
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return ev
 }
 
 // request is the upgrade.requested `inplace upgrade --allow-older` publishes.
 func (e *env) request(id string, ref events.ObjectRef, repo, tag, digest string) cloudevents.Event {
-	e.t.Helper()
-	d := events.UpgradeRequestData{ImagePushedData: events.ImagePushedData{Registry: e.w.Registry.Host(),
-		Repository: e.ns + "/" + repo, Tag: tag, Digest: digest, Origin: "manual"}, Target: &ref, AllowOlder: true}
+	e.T.Helper()
+	d := events.UpgradeRequestData{ImagePushedData: events.ImagePushedData{Registry: e.W.Registry.Host(),
+		Repository: e.NS + "/" + repo, Tag: tag, Digest: digest, Origin: "manual"}, Target: &ref, AllowOlder: true}
 	ev, err := events.New(id, events.UpgradeRequested, events.Source("cli"), d.Ref(), d)
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return ev
 }
@@ -60,20 +61,20 @@ func (e *env) request(id string, ref events.ObjectRef, repo, tag, digest string)
 // may publish) goes back.
 func TestPushCarriesNoOperatorFields(t *testing.T) {
 	e := newEnv(t)
-	web1, d1 := e.image("web", "stable")
-	ref := events.ObjectRef{Kind: "Deployment", Namespace: e.ns, Name: "web"}
-	e.create(spec{name: "web", replicas: 2, containers: []corev1.Container{container("app", web1)},
-		annotations: map[string]string{"inplace.dev/policy": "digest", "inplace.dev/max-unavailable": "2"}})
-	_, d2 := e.image("web", "stable")
-	e.finish(e.handle(e.pushed("push-2", "web", "stable", d2)))
+	web1, d1 := e.Image("web", "stable")
+	ref := events.ObjectRef{Kind: "Deployment", Namespace: e.NS, Name: "web"}
+	e.Create(controllertest.Spec{Name: "web", Replicas: 2, Containers: []corev1.Container{controllertest.Container("app", web1)},
+		Annotations: map[string]string{"inplace.dev/policy": "digest", "inplace.dev/max-unavailable": "2"}})
+	_, d2 := e.Image("web", "stable")
+	e.Finish(e.Handle(e.Pushed("push-2", "web", "stable", d2)))
 	e.moveTo(ref, web1+"@"+d2, d2)
-	up := e.state("Deployment", "web").UpgradeID
+	up := e.State("Deployment", "web").UpgradeID
 
 	log := slog.New(slog.DiscardHandler)
 	rec := record.NewFakeRecorder(100)
-	fn := computespec.New(computespec.Deps{Cache: e.cache, Store: e.kv, Log: log, Recorder: rec,
+	fn := computespec.New(computespec.Deps{Cache: e.Cache, Store: e.KV, Log: log, Recorder: rec,
 		Defaults: config.NewStore(config.StandardDefaults(), log)})
-	target := map[string]any{"kind": "Deployment", "namespace": e.ns, "name": "web"}
+	target := map[string]any{"kind": "Deployment", "namespace": e.NS, "name": "web"}
 	for _, tc := range []struct {
 		name   string
 		fields map[string]any
@@ -100,7 +101,7 @@ func TestPushCarriesNoOperatorFields(t *testing.T) {
 			if len(outs) > 0 {
 				t.Errorf("%d outputs; want none", len(outs))
 			}
-			if r := e.state("Deployment", "web"); r.UpgradeID != up {
+			if r := e.State("Deployment", "web"); r.UpgradeID != up {
 				t.Errorf("the record moved to upgrade %s", r.UpgradeID)
 			}
 			select {
@@ -117,7 +118,7 @@ func TestPushCarriesNoOperatorFields(t *testing.T) {
 	}
 
 	// The operator asks for the same move, and it goes back.
-	got := plans(t, e.handle(e.request("asked-1", ref, "web", "stable", d1)))
+	got := controllertest.Plans(t, e.Handle(e.request("asked-1", ref, "web", "stable", d1)))
 	if len(got) != 2 {
 		t.Fatalf("the operator's upgrade.requested planned %d pods; want both back on %s", len(got), d1)
 	}

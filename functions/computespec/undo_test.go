@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/controller/controllertest"
 	"github.com/inplace-dev/inplace/pkg/core/imageref"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
@@ -24,13 +25,13 @@ import (
 // repo, restricted to ref's container app, going back on purpose, naming
 // the upgrade undone.
 func (e *env) undo(id string, ref events.ObjectRef, tag, digest, undoes string) cloudevents.Event {
-	e.t.Helper()
-	d := events.UpgradeRequestData{ImagePushedData: events.ImagePushedData{Registry: e.w.Registry.Host(),
-		Repository: e.ns + "/web", Tag: tag, Digest: digest, Origin: "manual"},
+	e.T.Helper()
+	d := events.UpgradeRequestData{ImagePushedData: events.ImagePushedData{Registry: e.W.Registry.Host(),
+		Repository: e.NS + "/web", Tag: tag, Digest: digest, Origin: "manual"},
 		Target: &ref, Containers: []string{"app"}, AllowOlder: true, Undo: undoes}
 	ev, err := events.New(id, events.UpgradeRequested, events.Source("cli"), d.Ref(), d)
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return ev
 }
@@ -38,20 +39,20 @@ func (e *env) undo(id string, ref events.ObjectRef, tag, digest, undoes string) 
 // moveTo patches the container app of every pod of ref to image, as
 // patch-pod would, and waits until the cache shows them running digest.
 func (e *env) moveTo(ref events.ObjectRef, image, digest string) {
-	e.t.Helper()
-	ctx := e.t.Context()
-	pods, err := e.cache.PodsOf(ref)
+	e.T.Helper()
+	ctx := e.T.Context()
+	pods, err := e.Cache.PodsOf(ref)
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	body := fmt.Appendf(nil, `{"spec":{"containers":[{"name":"app","image":%q}]}}`, image)
 	for _, p := range pods {
-		if _, err := e.w.Client().CoreV1().Pods(e.ns).Patch(ctx, p.Name, types.StrategicMergePatchType, body, metav1.PatchOptions{}); err != nil {
-			e.t.Fatal(err)
+		if _, err := e.W.Client().CoreV1().Pods(e.NS).Patch(ctx, p.Name, types.StrategicMergePatchType, body, metav1.PatchOptions{}); err != nil {
+			e.T.Fatal(err)
 		}
 	}
 	err = world.Eventually(ctx, time.Minute, "pods on "+digest, func(context.Context) (bool, error) {
-		pods, err := e.cache.PodsOf(ref)
+		pods, err := e.Cache.PodsOf(ref)
 		on := 0
 		for _, p := range pods {
 			for _, cs := range p.Status.ContainerStatuses {
@@ -63,7 +64,7 @@ func (e *env) moveTo(ref events.ObjectRef, image, digest string) {
 		return err == nil && on == len(pods), err
 	})
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 }
 
@@ -73,27 +74,27 @@ func (e *env) moveTo(ref events.ObjectRef, image, digest string) {
 // nothing.
 func TestUndoGoesBackToTheRecordedImages(t *testing.T) {
 	e := newEnv(t)
-	web12, d12 := e.image("web", "1.2.0")
-	_, d11 := e.image("web", "1.1.0")
-	web13, d13 := e.image("web", "1.3.0")
-	ref := events.ObjectRef{Kind: "Deployment", Namespace: e.ns, Name: "web"}
-	e.create(spec{name: "web", replicas: 2, containers: []corev1.Container{container("app", web12)},
-		annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "1"}})
+	web12, d12 := e.Image("web", "1.2.0")
+	_, d11 := e.Image("web", "1.1.0")
+	web13, d13 := e.Image("web", "1.3.0")
+	ref := events.ObjectRef{Kind: "Deployment", Namespace: e.NS, Name: "web"}
+	e.Create(controllertest.Spec{Name: "web", Replicas: 2, Containers: []corev1.Container{controllertest.Container("app", web12)},
+		Annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "1"}})
 
 	refused := func(name string, ev cloudevents.Event, want string) {
 		t.Helper()
-		outs, err := e.fn.Handle(t.Context(), ev)
+		outs, err := e.Fn.Handle(t.Context(), ev)
 		if k, _ := settle.Classify(err); err == nil || k != settle.Fail || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v (%s); want refused for good: %q", name, err, k, want)
 		}
-		if got := plans(t, outs); len(got) > 0 {
+		if got := controllertest.Plans(t, outs); len(got) > 0 {
 			t.Errorf("%s planned %d pods", name, len(got))
 		}
 	}
 	refused("an undo before any rollout", e.undo("undo-0", ref, "1.2.0", d12, "u-000000000000"), "no rollout to undo")
 
-	e.finish(e.handle(e.pushed("push-13", "web", "1.3.0", d13)))
-	up := e.state("Deployment", "web").UpgradeID
+	e.Finish(e.Handle(e.Pushed("push-13", "web", "1.3.0", d13)))
+	up := e.State("Deployment", "web").UpgradeID
 	e.moveTo(ref, web13+"@"+d13, d13)
 
 	refused("another digest", e.undo("undo-1", ref, "1.1.0", d11, up), "moved its pods from "+web12+"@"+d12)
@@ -102,12 +103,12 @@ func TestUndoGoesBackToTheRecordedImages(t *testing.T) {
 
 	// Going back without an undo is only what the policy allows: semver
 	// never downgrades.
-	if got := plans(t, e.handle(e.undo("older-1", ref, "1.2.0", d12, ""))); len(got) != 0 {
+	if got := controllertest.Plans(t, e.Handle(e.undo("older-1", ref, "1.2.0", d12, ""))); len(got) != 0 {
 		t.Fatalf("an --allow-older push down a version planned %d pods", len(got))
 	}
 
-	outs := e.handle(e.undo("undo-4", ref, "1.2.0", d12, up))
-	got := plans(t, outs)
+	outs := e.Handle(e.undo("undo-4", ref, "1.2.0", d12, up))
+	got := controllertest.Plans(t, outs)
 	if len(got) != 1 {
 		t.Fatalf("the undo's first wave planned %d pods; want 1", len(got))
 	}
@@ -117,21 +118,21 @@ func TestUndoGoesBackToTheRecordedImages(t *testing.T) {
 			t.Errorf("%s: %s (%s) → %s; want %s → %s@%s", name, c.FromImage, c.FromImageID, c.ToImage, web13+"@"+d13, web12, d12)
 		}
 	}
-	r := e.state("Deployment", "web")
+	r := e.State("Deployment", "web")
 	if r.Push.Undo != up || r.UpgradeID == up {
 		t.Errorf("the record of the undo: upgrade %s undoing %q; want a new upgrade undoing %s", r.UpgradeID, r.Push.Undo, up)
 	}
-	if again := plans(t, e.handle(e.undo("undo-4", ref, "1.2.0", d12, up))); len(again) != 1 {
+	if again := controllertest.Plans(t, e.Handle(e.undo("undo-4", ref, "1.2.0", d12, up))); len(again) != 1 {
 		t.Errorf("a redelivered undo re-emits %d plans; want the same 1", len(again))
 	}
 	refused("an undo while the undo runs", e.undo("undo-5", ref, "1.2.0", d12, up), "undo once it ends")
 
 	// The second wave is planned under the undo too.
-	done := e.finish(outs)
+	done := e.Finish(outs)
 	if done.Counts.Succeeded != 2 {
 		t.Errorf("the undo completed with %+v; want both pods moved back", done.Counts)
 	}
-	h := e.state("Deployment", "web").History[e.w.Registry.Host()+"/"+e.ns+"/web"]
+	h := e.State("Deployment", "web").History[e.W.Registry.Host()+"/"+e.NS+"/web"]
 	if h.Digest != d12 || !slices.Contains(h.Left, d13) {
 		t.Errorf("history after the undo: %+v; want %s rolled out, %s left", h, d12, d13)
 	}
@@ -142,20 +143,20 @@ func TestUndoGoesBackToTheRecordedImages(t *testing.T) {
 // record has it.
 func TestUndoNeedsNoApproval(t *testing.T) {
 	e := newEnv(t)
-	web14, d14 := e.image("web", "1.4.0")
-	web15, d15 := e.image("web", "1.5.0")
-	ref := events.ObjectRef{Kind: "Deployment", Namespace: e.ns, Name: "web"}
-	e.create(spec{name: "web", replicas: 1, containers: []corev1.Container{container("app", web14)},
-		annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/approval": "all"}})
-	if got := plans(t, e.handle(e.pushed("push-15", "web", "1.5.0", d15))); len(got) != 0 {
+	web14, d14 := e.Image("web", "1.4.0")
+	web15, d15 := e.Image("web", "1.5.0")
+	ref := events.ObjectRef{Kind: "Deployment", Namespace: e.NS, Name: "web"}
+	e.Create(controllertest.Spec{Name: "web", Replicas: 1, Containers: []corev1.Container{controllertest.Container("app", web14)},
+		Annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/approval": "all"}})
+	if got := controllertest.Plans(t, e.Handle(e.Pushed("push-15", "web", "1.5.0", d15))); len(got) != 0 {
 		t.Fatalf("a push under approval: all planned %d pods before an approval", len(got))
 	}
-	up := e.state("Deployment", "web").UpgradeID
-	e.finish(e.handle(e.decision(events.UpgradeApproved, "approve-1", up, ref)))
+	up := e.State("Deployment", "web").UpgradeID
+	e.Finish(e.Handle(e.Decision(events.UpgradeApproved, "approve-1", up, ref)))
 	e.moveTo(ref, web15+"@"+d15, d15)
 
-	got := plans(t, e.handle(e.undo("undo-1", ref, "1.4.0", d14, up)))
-	if r := e.state("Deployment", "web"); len(got) != 1 || r.Phase != rollout.Running {
+	got := controllertest.Plans(t, e.Handle(e.undo("undo-1", ref, "1.4.0", d14, up)))
+	if r := e.State("Deployment", "web"); len(got) != 1 || r.Phase != rollout.Running {
 		t.Errorf("the undo planned %d pods, phase %s; want 1 at once, Running", len(got), r.Phase)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/controller"
+	"github.com/inplace-dev/inplace/pkg/controller/controllertest"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 )
 
@@ -49,9 +50,9 @@ func (c *counting) Update(ctx context.Context, key string, fn func([]byte) ([]by
 // store.
 func newCountingEnv(t *testing.T) (*env, *counting) {
 	e := newEnv(t)
-	store := &counting{Store: e.kv}
+	store := &counting{Store: e.KV}
 	log := slog.New(slog.DiscardHandler)
-	e.fn, e.ro = newChain(controller.Deps{Cache: e.cache, Store: store, Log: log,
+	e.Fn, e.Ro = controllertest.NewChain(controller.Deps{Cache: e.Cache, Store: store, Log: log,
 		Defaults: config.NewStore(config.StandardDefaults(), log), Decoded: &rollout.Decoded{}})
 	return e, store
 }
@@ -62,11 +63,11 @@ func (e *env) succeedAtOnce(planned map[string]events.Plan) (wait func() [][]clo
 	var wg sync.WaitGroup
 	outs := make(chan []cloudevents.Event, len(planned))
 	for _, p := range planned {
-		in := e.outcome(events.UpgradeSucceeded, p, "")
+		in := e.Outcome(events.UpgradeSucceeded, p, "")
 		wg.Go(func() {
-			got, err := e.fn.Handle(e.t.Context(), in)
+			got, err := e.Fn.Handle(e.T.Context(), in)
 			if err != nil {
-				e.t.Error(err)
+				e.T.Error(err)
 			}
 			outs <- got
 		})
@@ -88,12 +89,12 @@ func (e *env) succeedAtOnce(planned map[string]events.Plan) (wait func() [][]clo
 // they queue), and the rollout still counts every pod.
 func TestConcurrentOutcomesWriteTheRecordOnceEach(t *testing.T) {
 	e, store := newCountingEnv(t)
-	web12, _ := e.image("web", "1.2.0")
-	_, d13 := e.image("web", "1.3.0")
+	web12, _ := e.Image("web", "1.2.0")
+	_, d13 := e.Image("web", "1.3.0")
 	const n = 8
-	e.create(spec{name: "web", replicas: n, containers: []corev1.Container{container("app", web12)},
-		annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "100%"}})
-	planned := plans(t, e.handle(e.pushed("push-1", "web", "1.3.0", d13)))
+	e.Create(controllertest.Spec{Name: "web", Replicas: n, Containers: []corev1.Container{controllertest.Container("app", web12)},
+		Annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "100%"}})
+	planned := controllertest.Plans(t, e.Handle(e.Pushed("push-1", "web", "1.3.0", d13)))
 	if len(planned) != n {
 		t.Fatalf("planned %d pods; want %d (max-unavailable 100%%)", len(planned), n)
 	}
@@ -103,7 +104,7 @@ func TestConcurrentOutcomesWriteTheRecordOnceEach(t *testing.T) {
 	if calls, runs := store.calls.Load(), store.runs.Load(); runs != calls {
 		t.Errorf("%d outcomes made %d record updates that ran %d times; want no update run twice (a failed compare-and-swap)", n, calls, runs)
 	}
-	r := e.state("Deployment", "web")
+	r := e.State("Deployment", "web")
 	for _, p := range r.Pods {
 		if p.State != rollout.Succeeded {
 			t.Errorf("pod %s is %s; want Succeeded", p.Name, p.State)
@@ -119,12 +120,12 @@ func TestConcurrentOutcomesWriteTheRecordOnceEach(t *testing.T) {
 // redelivered input finds its own plans again.
 func TestQueuedOutcomesShareOneWrite(t *testing.T) {
 	e, store := newCountingEnv(t)
-	web12, _ := e.image("web", "1.2.0")
-	_, d13 := e.image("web", "1.3.0")
+	web12, _ := e.Image("web", "1.2.0")
+	_, d13 := e.Image("web", "1.3.0")
 	const n, budget = 10, 5
-	e.create(spec{name: "web", replicas: n, containers: []corev1.Container{container("app", web12)},
-		annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "5"}})
-	first := plans(t, e.handle(e.pushed("push-1", "web", "1.3.0", d13)))
+	e.Create(controllertest.Spec{Name: "web", Replicas: n, Containers: []corev1.Container{controllertest.Container("app", web12)},
+		Annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "5"}})
+	first := controllertest.Plans(t, e.Handle(e.Pushed("push-1", "web", "1.3.0", d13)))
 	if len(first) != budget {
 		t.Fatalf("planned %d pods; want %d (max-unavailable %d)", len(first), budget, budget)
 	}
@@ -146,14 +147,14 @@ func TestQueuedOutcomesShareOneWrite(t *testing.T) {
 	}
 	second := map[string]int{}
 	for _, got := range outs {
-		for name := range plans(t, got) {
+		for name := range controllertest.Plans(t, got) {
 			second[name]++
 		}
 	}
 	if len(second) != n-budget {
 		t.Errorf("the outcomes planned %d pods (%v); want the other %d", len(second), second, n-budget)
 	}
-	r := e.state("Deployment", "web")
+	r := e.State("Deployment", "web")
 	for name, p := range r.Pods {
 		_, wasFirst := first[name]
 		switch {
@@ -173,22 +174,22 @@ func TestTheWrittenRecordIsReadWithoutADecode(t *testing.T) {
 	e := newEnv(t)
 	dec := &rollout.Decoded{}
 	log := slog.New(slog.DiscardHandler)
-	e.fn, e.ro = newChain(controller.Deps{Cache: e.cache, Store: e.kv, Log: log,
+	e.Fn, e.Ro = controllertest.NewChain(controller.Deps{Cache: e.Cache, Store: e.KV, Log: log,
 		Defaults: config.NewStore(config.StandardDefaults(), log), Decoded: dec})
-	web12, _ := e.image("web", "1.2.0")
-	_, d13 := e.image("web", "1.3.0")
-	e.create(spec{name: "web", replicas: 2, containers: []corev1.Container{container("app", web12)},
-		annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "1"}})
-	first := plans(t, e.handle(e.pushed("push-1", "web", "1.3.0", d13)))
+	web12, _ := e.Image("web", "1.2.0")
+	_, d13 := e.Image("web", "1.3.0")
+	e.Create(controllertest.Spec{Name: "web", Replicas: 2, Containers: []corev1.Container{controllertest.Container("app", web12)},
+		Annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "1"}})
+	first := controllertest.Plans(t, e.Handle(e.Pushed("push-1", "web", "1.3.0", d13)))
 	if len(first) != 1 {
 		t.Fatalf("planned %d pods; want 1", len(first))
 	}
 	var p events.Plan
 	for _, p = range first {
 	}
-	e.handle(e.outcome(events.UpgradeSucceeded, p, ""))
-	key := "Deployment/" + e.ns + "/web"
-	_, rev, err := e.kv.Get(t.Context(), key)
+	e.Handle(e.Outcome(events.UpgradeSucceeded, p, ""))
+	key := "Deployment/" + e.NS + "/web"
+	_, rev, err := e.KV.Get(t.Context(), key)
 	if err != nil {
 		t.Fatal(err)
 	}

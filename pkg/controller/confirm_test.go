@@ -17,6 +17,7 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/controller"
+	"github.com/inplace-dev/inplace/pkg/controller/controllertest"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
@@ -84,14 +85,14 @@ func TestOutcomesAreConfirmedByThePod(t *testing.T) {
 			rec := record.NewFakeRecorder(10)
 			d := controller.Deps{Cache: x.c, Store: x.store, Recorder: rec,
 				Defaults: config.NewStore(config.StandardDefaults(), nil), Now: func() time.Time { return x.now }}
-			x.fn, x.ro = newChain(d)
+			x.fn, x.ro = controllertest.NewChain(d)
 			a := only(t, x.push())
 			if tt.pod != nil {
 				tt.pod(x.c, a)
 			}
 			if tt.fresh != nil {
 				d.Fresh = tt.fresh(x.c, a)
-				x.fn, x.ro = newChain(d)
+				x.fn, x.ro = controllertest.NewChain(d)
 			}
 			in, err := events.New("outcome-1", tt.typ, events.Source("verify"), a.Pod.String(), events.OutcomeData{Plan: a,
 				Outcome: map[string]string{events.UpgradeSucceeded: events.OutcomeSucceeded, events.UpgradeFailed: events.OutcomeFailed,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/controller"
+	"github.com/inplace-dev/inplace/pkg/controller/controllertest"
 	"github.com/inplace-dev/inplace/pkg/core/pulls"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
@@ -44,26 +45,26 @@ func TestAPodWaitsOnlyForAPullUnderWay(t *testing.T) {
 	}{
 		{"the pull ends", true, func(e *env, pp *corev1.Pod) { e.pulled(pp) }},
 		{"the pre-pull pod is removed", true, func(e *env, pp *corev1.Pod) {
-			if err := e.w.Client().CoreV1().Pods(pp.Namespace).Delete(e.t.Context(), pp.Name, metav1.DeleteOptions{}); err != nil {
-				e.t.Fatal(err)
+			if err := e.W.Client().CoreV1().Pods(pp.Namespace).Delete(e.T.Context(), pp.Name, metav1.DeleteOptions{}); err != nil {
+				e.T.Fatal(err)
 			}
 		}},
 		{"no pull under way", false, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e, pullNS := pullEnv(t)
-			v1, d10 := e.image("solo", "1.0.0")
-			_, d11 := e.image("solo", "1.1.0")
+			v1, d10 := e.Image("solo", "1.0.0")
+			_, d11 := e.Image("solo", "1.1.0")
 			node := e.lonelyNode()
 			pod := e.podOn(node, "solo", v1, d10)
-			images := []string{e.w.Registry.Host() + "/" + e.ns + "/solo:1.1.0@" + d11}
+			images := []string{e.W.Registry.Host() + "/" + e.NS + "/solo:1.1.0@" + d11}
 			var pp *corev1.Pod
 			if c.prepull {
-				pp = prepullOn(t, e.w, pullNS, node, images)
+				pp = prepullOn(t, e.W, pullNS, node, images)
 				e.prepullCached(pullNS, pp.Name)
 			}
 			published := make(chan cloudevents.Event, 16)
-			w, err := controller.NewWaker(e.ro, e.cache, func(_ context.Context, ev cloudevents.Event) error {
+			w, err := controller.NewWaker(e.Ro, e.Cache, func(_ context.Context, ev cloudevents.Event) error {
 				published <- ev
 				return nil
 			}, slog.New(slog.DiscardHandler))
@@ -72,12 +73,12 @@ func TestAPodWaitsOnlyForAPullUnderWay(t *testing.T) {
 			}
 			go w.Run(t.Context())
 
-			outs, err := e.fn.Handle(t.Context(), e.pushed("push-1", "solo", "1.1.0", d11))
+			outs, err := e.Fn.Handle(t.Context(), e.Pushed("push-1", "solo", "1.1.0", d11))
 			if k, _ := settle.Classify(err); err != nil && k != settle.Later {
 				t.Fatalf("push: %v", err)
 			}
-			got := plans(t, outs)
-			ref := events.ObjectRef{Kind: "Pod", Namespace: e.ns, Name: pod.Name}
+			got := controllertest.Plans(t, outs)
+			ref := events.ObjectRef{Kind: "Pod", Namespace: e.NS, Name: pod.Name}
 			if !c.prepull {
 				if len(got) != 1 {
 					t.Fatalf("the push planned %v; want %s at once (no pull under way would wake it later)", keys(got), pod.Name)
@@ -107,20 +108,20 @@ func TestAPodWaitsOnlyForAPullUnderWay(t *testing.T) {
 // lonelyNode is a Node no kubelet serves: its pods stay as the test
 // writes them. It is removed with the test.
 func (e *env) lonelyNode() string {
-	e.t.Helper()
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "lonely-" + e.ns}}
-	if _, err := e.w.Client().CoreV1().Nodes().Create(e.t.Context(), n, metav1.CreateOptions{}); err != nil {
-		e.t.Fatal(err)
+	e.T.Helper()
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "lonely-" + e.NS}}
+	if _, err := e.W.Client().CoreV1().Nodes().Create(e.T.Context(), n, metav1.CreateOptions{}); err != nil {
+		e.T.Fatal(err)
 	}
-	e.t.Cleanup(func() {
-		_ = e.w.Client().CoreV1().Nodes().Delete(context.WithoutCancel(e.t.Context()), n.Name, metav1.DeleteOptions{})
+	e.T.Cleanup(func() {
+		_ = e.W.Client().CoreV1().Nodes().Delete(context.WithoutCancel(e.T.Context()), n.Name, metav1.DeleteOptions{})
 	})
-	err := world.Eventually(e.t.Context(), 30*time.Second, "the cache sees node "+n.Name, func(context.Context) (bool, error) {
-		_, ok := e.cache.NodeImages(n.Name)
+	err := world.Eventually(e.T.Context(), 30*time.Second, "the cache sees node "+n.Name, func(context.Context) (bool, error) {
+		_, ok := e.Cache.NodeImages(n.Name)
 		return ok, nil
 	})
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return n.Name
 }
@@ -128,35 +129,35 @@ func (e *env) lonelyNode() string {
 // podOn makes a bare pod opted in to minor upgrades on node, running
 // image (digest), Ready, as a kubelet would report it.
 func (e *env) podOn(node, name, image, digest string) *corev1.Pod {
-	e.t.Helper()
-	ctx := e.t.Context()
-	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns,
+	e.T.Helper()
+	ctx := e.T.Context()
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.NS,
 		Annotations: map[string]string{"inplace.dev/policy": "semver:minor"}},
-		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{container("app", image)}}}
-	p, err := e.w.Client().CoreV1().Pods(e.ns).Create(ctx, p, metav1.CreateOptions{})
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{controllertest.Container("app", image)}}}
+	p, err := e.W.Client().CoreV1().Pods(e.NS).Create(ctx, p, metav1.CreateOptions{})
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	now := metav1.Now()
 	p.Status = corev1.PodStatus{Phase: corev1.PodRunning,
 		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now}},
 		ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Image: image, Ready: true, Started: new(true),
-			ImageID:     e.w.Registry.Host() + "/" + e.ns + "/" + name + "@" + digest,
+			ImageID:     e.W.Registry.Host() + "/" + e.NS + "/" + name + "@" + digest,
 			ContainerID: "containerd://" + name, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}}}
-	if p, err = e.w.Client().CoreV1().Pods(e.ns).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
-		e.t.Fatal(err)
+	if p, err = e.W.Client().CoreV1().Pods(e.NS).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+		e.T.Fatal(err)
 	}
-	e.cached(events.ObjectRef{Kind: "Pod", Namespace: e.ns, Name: name}, 1)
+	e.Cached(events.ObjectRef{Kind: "Pod", Namespace: e.NS, Name: name}, 1)
 	return p
 }
 
 // pulled writes the pre-pull pod's containers as run, as the kubelet
 // would once the pull ended.
 func (e *env) pulled(pp *corev1.Pod) {
-	e.t.Helper()
-	p, err := e.w.Client().CoreV1().Pods(pp.Namespace).Get(e.t.Context(), pp.Name, metav1.GetOptions{})
+	e.T.Helper()
+	p, err := e.W.Client().CoreV1().Pods(pp.Namespace).Get(e.T.Context(), pp.Name, metav1.GetOptions{})
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	now := metav1.Now()
 	p.Status.Phase = corev1.PodSucceeded
@@ -165,16 +166,16 @@ func (e *env) pulled(pp *corev1.Pod) {
 		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: c.Name, Image: c.Image,
 			ImageID: c.Image, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, FinishedAt: now}}})
 	}
-	if _, err := e.w.Client().CoreV1().Pods(p.Namespace).UpdateStatus(e.t.Context(), p, metav1.UpdateOptions{}); err != nil {
-		e.t.Fatal(err)
+	if _, err := e.W.Client().CoreV1().Pods(p.Namespace).UpdateStatus(e.T.Context(), p, metav1.UpdateOptions{}); err != nil {
+		e.T.Fatal(err)
 	}
 }
 
 // prepullCached waits until compute-spec's cache shows the pre-pull pod.
 func (e *env) prepullCached(ns, name string) {
-	e.t.Helper()
-	err := world.Eventually(e.t.Context(), 30*time.Second, "the cache sees pre-pull pod "+name, func(context.Context) (bool, error) {
-		pods, err := e.cache.PrepullPods(ns)
+	e.T.Helper()
+	err := world.Eventually(e.T.Context(), 30*time.Second, "the cache sees pre-pull pod "+name, func(context.Context) (bool, error) {
+		pods, err := e.Cache.PrepullPods(ns)
 		for _, p := range pods {
 			if p.Name == name && pulls.IsPrepull(p) {
 				return true, nil
@@ -183,11 +184,11 @@ func (e *env) prepullCached(ns, name string) {
 		return false, err
 	})
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 }
 
 func (e *env) stateOf(ref events.ObjectRef) *rollout.Rollout {
-	e.t.Helper()
-	return e.state(ref.Kind, ref.Name)
+	e.T.Helper()
+	return e.State(ref.Kind, ref.Name)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/controller"
+	"github.com/inplace-dev/inplace/pkg/controller/controllertest"
 	"github.com/inplace-dev/inplace/pkg/core/pulls"
 	"github.com/inplace-dev/inplace/pkg/kube"
 	"github.com/inplace-dev/inplace/test/world"
@@ -21,8 +22,8 @@ import (
 func pullEnv(t *testing.T) (*env, string) {
 	t.Helper()
 	e := newEnv(t)
-	pullNS := e.w.NewNamespace(t)
-	cache, err := kube.NewCache(e.w.Client(), 0)
+	pullNS := e.W.NewNamespace(t)
+	cache, err := kube.NewCache(e.W.Client(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,8 +34,8 @@ func pullEnv(t *testing.T) (*env, string) {
 	d := config.StandardDefaults()
 	d.PrepullNamespace = pullNS
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	e.cache = cache
-	e.fn, e.ro = newChain(controller.Deps{Cache: cache, Store: e.kv, Log: log, Pulls: cache,
+	e.Cache = cache
+	e.Fn, e.Ro = controllertest.NewChain(controller.Deps{Cache: cache, Store: e.KV, Log: log, Pulls: cache,
 		Defaults: config.NewStore(d, log)})
 	return e, pullNS
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/controller"
+	"github.com/inplace-dev/inplace/pkg/controller/controllertest"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 )
 
@@ -28,13 +29,13 @@ func TestPushWaitsForTheTemplateSyncFromTheWatch(t *testing.T) {
 	e := newEnv(t)
 	e.watchRecords()
 
-	v1, _ := e.image("web", "1.0.0")
-	_, d11 := e.image("web", "1.1.0")
-	_, d12 := e.image("web", "1.2.0")
-	e.create(spec{name: "web", replicas: 2, containers: []corev1.Container{container("app", v1)},
-		annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "100%"}})
-	ref := events.ObjectRef{Kind: "Deployment", Namespace: e.ns, Name: "web"}
-	if got := plans(t, e.handle(e.pushed("push-1", "web", "1.1.0", d11))); len(got) != 2 {
+	v1, _ := e.Image("web", "1.0.0")
+	_, d11 := e.Image("web", "1.1.0")
+	_, d12 := e.Image("web", "1.2.0")
+	e.Create(controllertest.Spec{Name: "web", Replicas: 2, Containers: []corev1.Container{controllertest.Container("app", v1)},
+		Annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "100%"}})
+	ref := events.ObjectRef{Kind: "Deployment", Namespace: e.NS, Name: "web"}
+	if got := controllertest.Plans(t, e.Handle(e.Pushed("push-1", "web", "1.1.0", d11))); len(got) != 2 {
 		t.Fatalf("first push planned %d pods; want 2", len(got))
 	}
 	e.setPhase(ref, rollout.Syncing, "")
@@ -47,7 +48,7 @@ func TestPushWaitsForTheTemplateSyncFromTheWatch(t *testing.T) {
 	defer cancel()
 	done := make(chan result, 1)
 	go func() {
-		outs, err := e.fn.Handle(ctx, e.pushed("push-2", "web", "1.2.0", d12))
+		outs, err := e.Fn.Handle(ctx, e.Pushed("push-2", "web", "1.2.0", d12))
 		done <- result{outs, err}
 	}()
 	select {
@@ -60,10 +61,10 @@ func TestPushWaitsForTheTemplateSyncFromTheWatch(t *testing.T) {
 	if r.err != nil {
 		t.Fatalf("push after the sync: %v; want its plans in the same delivery", r.err)
 	}
-	if got := plans(t, r.outs); len(got) != 2 {
+	if got := controllertest.Plans(t, r.outs); len(got) != 2 {
 		t.Errorf("push after the sync planned %d pods; want 2", len(got))
 	}
-	if st := e.state("Deployment", "web"); st.Push.Tag != "1.2.0" || st.Phase != rollout.Running {
+	if st := e.State("Deployment", "web"); st.Push.Tag != "1.2.0" || st.Phase != rollout.Running {
 		t.Errorf("rollout %s %s; want 1.2.0 running", st.Push.Tag, st.Phase)
 	}
 }
@@ -73,16 +74,16 @@ func TestPushWaitsForTheTemplateSyncFromTheWatch(t *testing.T) {
 func (e *env) watchRecords() {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	records := &controller.RecordChanges{}
-	e.fn, e.ro = newChain(controller.Deps{Cache: e.cache, Store: e.kv, Log: log, Records: records,
+	e.Fn, e.Ro = controllertest.NewChain(controller.Deps{Cache: e.Cache, Store: e.KV, Log: log, Records: records,
 		Defaults: config.NewStore(config.StandardDefaults(), log)})
-	go func() { _ = e.kv.Watch(e.t.Context(), records.Notify) }()
+	go func() { _ = e.KV.Watch(e.T.Context(), records.Notify) }()
 }
 
 // setPhase writes a rollout record's phase (and sync step), as the worker
 // syncing the template would.
 func (e *env) setPhase(ref events.ObjectRef, phase rollout.Phase, syncStep string) {
-	e.t.Helper()
-	_, err := e.kv.Update(e.t.Context(), rollout.Key(ref), func(old []byte) ([]byte, error) {
+	e.T.Helper()
+	_, err := e.KV.Update(e.T.Context(), rollout.Key(ref), func(old []byte) ([]byte, error) {
 		var r rollout.Rollout
 		if err := json.Unmarshal(old, &r); err != nil {
 			return nil, err
@@ -94,7 +95,7 @@ func (e *env) setPhase(ref events.ObjectRef, phase rollout.Phase, syncStep strin
 		return json.Marshal(r)
 	})
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 }
 
@@ -106,14 +107,14 @@ func TestResizeWaitsForTheRunningRolloutFromTheWatch(t *testing.T) {
 	e := newEnv(t)
 	e.watchRecords()
 
-	v1, _ := e.image("web", "1.0.0")
-	_, d11 := e.image("web", "1.1.0")
-	app := container("app", v1)
+	v1, _ := e.Image("web", "1.0.0")
+	_, d11 := e.Image("web", "1.1.0")
+	app := controllertest.Container("app", v1)
 	app.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
-	e.create(spec{name: "web", replicas: 2, containers: []corev1.Container{app},
-		annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "100%"}})
-	ref := events.ObjectRef{Kind: "Deployment", Namespace: e.ns, Name: "web"}
-	if got := plans(t, e.handle(e.pushed("push-1", "web", "1.1.0", d11))); len(got) != 2 {
+	e.Create(controllertest.Spec{Name: "web", Replicas: 2, Containers: []corev1.Container{app},
+		Annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "100%"}})
+	ref := events.ObjectRef{Kind: "Deployment", Namespace: e.NS, Name: "web"}
+	if got := controllertest.Plans(t, e.Handle(e.Pushed("push-1", "web", "1.1.0", d11))); len(got) != 2 {
 		t.Fatalf("the push planned %d pods; want 2", len(got))
 	}
 	req, err := events.New("resize-1", events.ContainerResizeRequested, events.Source("test"), ref.String(),
@@ -129,7 +130,7 @@ func TestResizeWaitsForTheRunningRolloutFromTheWatch(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		outs, err := e.fn.Handle(ctx, req)
+		outs, err := e.Fn.Handle(ctx, req)
 		done <- result{outs, err}
 	}()
 	select {
@@ -142,10 +143,10 @@ func TestResizeWaitsForTheRunningRolloutFromTheWatch(t *testing.T) {
 	if r.err != nil {
 		t.Fatalf("resize after the push: %v; want its plans in the same delivery", r.err)
 	}
-	if got := plans(t, r.outs); len(got) != 2 {
+	if got := controllertest.Plans(t, r.outs); len(got) != 2 {
 		t.Errorf("the resize planned %d pods; want 2", len(got))
 	}
-	if st := e.state("Deployment", "web"); st.Resize == nil || st.Phase != rollout.Running {
+	if st := e.State("Deployment", "web"); st.Resize == nil || st.Phase != rollout.Running {
 		t.Errorf("record: resize %v, phase %s; want the resize running", st.Resize, st.Phase)
 	}
 }

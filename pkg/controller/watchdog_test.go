@@ -18,6 +18,7 @@ import (
 	"github.com/inplace-dev/inplace/functions/computespec"
 	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/controller"
+	"github.com/inplace-dev/inplace/pkg/controller/controllertest"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/kube"
@@ -93,7 +94,7 @@ type watched struct {
 
 func newWatched(t *testing.T, pods int, w planner.Watchdog) *watched {
 	x := &watched{t: t, c: newFakeCluster(pods), store: replay.NewMemStore(nil), now: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
-	x.fn, x.ro = newChain(controller.Deps{Cache: x.c, Store: x.store, Watchdog: w,
+	x.fn, x.ro = controllertest.NewChain(controller.Deps{Cache: x.c, Store: x.store, Watchdog: w,
 		Defaults: config.NewStore(config.StandardDefaults(), nil), Now: func() time.Time { return x.now }})
 	return x
 }
@@ -110,7 +111,7 @@ func (x *watched) push() map[string]events.Plan {
 	if err != nil {
 		x.t.Fatal(err)
 	}
-	return plans(x.t, outs)
+	return controllertest.Plans(x.t, outs)
 }
 
 // sweep runs the watchdog at now+after and returns its events by type.
