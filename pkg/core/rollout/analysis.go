@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"slices"
 	"time"
 
 	"github.com/inplace-dev/inplace/pkg/core/analysis"
@@ -55,4 +56,67 @@ func (a *Analysis) Current() (analysis.Step, bool) {
 		return analysis.Step{}, false
 	}
 	return a.Spec.Steps[a.Step], true
+}
+
+// CanaryPods are the pods of r on the new version, or moving to it, under
+// r's upgrade: the canary of its analysis step. Sorted by name.
+func (r *Rollout) CanaryPods() []string {
+	var out []string
+	for name, p := range r.Pods {
+		if p.UpgradeID == r.UpgradeID && (p.State == InFlight || p.State == Succeeded) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// BaselinePods are the pods of r not moved yet (pending), by name.
+func (r *Rollout) BaselinePods() []string {
+	var out []string
+	for name, p := range r.Pods {
+		if p.State == Pending {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// canaryRoom is how many more pods planNext may put in flight while a
+// canary step is active: the step's canary count (of the workload's pods)
+// less the pods already moving or moved. Negative: no step bounds the
+// wave (no analysis, or every step passed).
+func canaryRoom(r *Rollout) int {
+	st, ok := r.Analysis.Current()
+	if !ok {
+		return -1
+	}
+	moving := 0
+	for _, p := range r.Pods {
+		if p.State == InFlight || (p.State == Succeeded && p.UpgradeID == r.UpgradeID) {
+			moving++
+		}
+	}
+	return max(st.CanaryPods(len(r.Pods))-moving, 0)
+}
+
+// Canaried reports whether r's current canary step has its pods: none in
+// flight, and as many moved as the step names (or no pod left to move).
+// Its bake and measurements may start.
+func (r *Rollout) Canaried() bool {
+	st, ok := r.Analysis.Current()
+	if !ok || st.Approval || r.Phase != Running {
+		return false
+	}
+	pending := false
+	for _, p := range r.Pods {
+		switch p.State {
+		case InFlight:
+			return false
+		case Pending:
+			pending = true
+		}
+	}
+	return canaryRoom(r) == 0 || !pending
 }

@@ -52,6 +52,9 @@ func Approve(r *Rollout, by, reason, inputID string, cands []Candidate, now time
 	r.Phase, r.UpdatedAt, r.ProgressAt = Running, now, now
 	r.Approval.Decision, r.Approval.By, r.Approval.Reason, r.Approval.DecidedAt, r.Approval.DecidedBy =
 		Approved, by, reason, now, inputID
+	if r.Analysis != nil {
+		r.Analysis.approved(by, now)
+	}
 	if r.History == nil {
 		r.History = map[string]History{}
 	}

@@ -98,9 +98,13 @@ func planNext(r *Rollout, cands []Candidate, inputID string, now time.Time) {
 	}
 	sortPending(pending, r.Options.OrderByOrdinal)
 	var planned []*Pod
+	room := canaryRoom(r) // a canary step's cap; negative: none
 	for _, c := range pending {
 		if c.Held {
 			continue
+		}
+		if room == 0 {
+			break
 		}
 		if c.Ready {
 			if len(unavailable) >= max(r.Options.Budget, 1) {
@@ -108,6 +112,7 @@ func planNext(r *Rollout, cands []Candidate, inputID string, now time.Time) {
 			}
 			unavailable[c.Pod.Name] = true
 		}
+		room--
 		p := r.Pods[c.Pod.Name]
 		p.State, p.UpgradeID, p.PlannedBy, p.PlannedAt = InFlight, r.UpgradeID, inputID, now
 		p.Attempts, p.Reminded, p.RemindedFor = p.Attempts+1, 0, time.Time{}
