@@ -1,12 +1,14 @@
 package e2e_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/test/registry"
+	"github.com/inplace-dev/inplace/test/world"
 )
 
 // checkRolledBack: every pod runs its previous image again and is Ready,
@@ -28,9 +30,9 @@ func (e *env) checkRolledBack(app string, before map[string]podInfo, budget int,
 	}
 	var touched int
 	for name, b := range before {
-		err := waitFor(e, time.Minute, "pod "+name+" back on its image and Ready", func() bool {
+		err := world.Eventually(e.t.Context(), time.Minute, "pod "+name+" back on its image and Ready", func(context.Context) (bool, error) {
 			a := e.pods(app)[name]
-			return a.UID == b.UID && a.Image == b.Image && a.Ready && a.ImageID == b.ImageID
+			return a.UID == b.UID && a.Image == b.Image && a.Ready && a.ImageID == b.ImageID, nil
 		})
 		if err != nil {
 			e.t.Error(err)
@@ -76,18 +78,3 @@ func TestMissingImageIsRolledBack(t *testing.T) {
 	}
 	e.checkRolledBack("api", before, 1, "ImagePullBackOff")
 }
-
-func waitFor(e *env, within time.Duration, what string, cond func() bool) error {
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return &timeoutError{what}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return nil
-}
-
-type timeoutError struct{ what string }
-
-func (t *timeoutError) Error() string { return "timed out waiting for " + t.what }
