@@ -36,7 +36,7 @@ func TestWatchFollowsTheConfigMap(t *testing.T) {
 	if _, err := w.Client().CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "grace 9", func() bool { return s.Load().Policy.GraceSeconds == 9 })
+	world.Until(t, 30*time.Second, "grace 9", func() bool { return s.Load().Policy.GraceSeconds == 9 })
 	if got := s.Load().Policy.MaxUnavailable; got.String() != "25%" {
 		t.Errorf("max-unavailable = %s", got.String())
 	}
@@ -45,7 +45,7 @@ func TestWatchFollowsTheConfigMap(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The store decided on the invalid edit once it logged that it ignores it.
-	eventually(t, "the invalid edit ignored", func() bool { return logged.has("ignoring invalid configuration") })
+	world.Until(t, 30*time.Second, "the invalid edit ignored", func() bool { return logged.has("ignoring invalid configuration") })
 	if got := s.Load().Policy.GraceSeconds; got != 9 {
 		t.Errorf("an invalid edit replaced the good configuration: grace %d", got)
 	}
@@ -57,14 +57,7 @@ func TestWatchFollowsTheConfigMap(t *testing.T) {
 	if _, err := w.Client().CoreV1().ConfigMaps(ns).Update(ctx, cm2, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "grace 3", func() bool { return s.Load().Policy.GraceSeconds == 3 })
-}
-
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	if err := world.Eventually(t.Context(), 30*time.Second, what, func(context.Context) (bool, error) { return cond(), nil }); err != nil {
-		t.Fatal(err)
-	}
+	world.Until(t, 30*time.Second, "grace 3", func() bool { return s.Load().Policy.GraceSeconds == 3 })
 }
 
 // messages is a slog.Handler that keeps the messages logged.

@@ -3,6 +3,7 @@ package world
 import (
 	"context"
 	"fmt"
+	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,6 +29,15 @@ func Eventually(ctx context.Context, timeout time.Duration, what string, cond fu
 		return fmt.Errorf("waiting for %s: %w", what, err)
 	}
 	return nil
+}
+
+// Until is Eventually for a condition of the test's own: it fails t,
+// naming what was awaited, when cond does not hold within timeout.
+func Until(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	if err := Eventually(t.Context(), timeout, what, func(context.Context) (bool, error) { return cond(), nil }); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // WaitPod waits until the named pod satisfies cond and returns it.

@@ -15,6 +15,7 @@ import (
 	"github.com/inplace-dev/inplace/pkg/bus/bustest"
 	"github.com/inplace-dev/inplace/pkg/bus/runner"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
+	"github.com/inplace-dev/inplace/test/world"
 )
 
 var errUnavailable = errors.New("the server is currently unable to handle the request (503)")
@@ -40,7 +41,7 @@ func TestWaitsDoNotUseUpTheRetryBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := cfg.RetryLimit + 4
-	eventually(t, 20*time.Second, "the delivery after the failure", func() bool { return f.count() >= want || len(dlq(t, b, "verify")) > 0 })
+	world.Until(t, 20*time.Second, "the delivery after the failure", func() bool { return f.count() >= want || len(dlq(t, b, "verify")) > 0 })
 	if letters := dlq(t, b, "verify"); len(letters) > 0 {
 		t.Fatalf("dead-lettered after %d deliveries: %s", f.count(), letters[0].Headers().Get(bus.HeaderDLQReason))
 	}
@@ -65,7 +66,7 @@ func TestNotYetHasALimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	var letters []jetstream.Msg
-	eventually(t, 20*time.Second, "a dead letter", func() bool { letters = dlq(t, b, "verify"); return len(letters) > 0 })
+	world.Until(t, 20*time.Second, "a dead letter", func() bool { letters = dlq(t, b, "verify"); return len(letters) > 0 })
 	if r := letters[0].Headers().Get(bus.HeaderDLQReason); !strings.Contains(r, "still not ready after 3 deliveries") ||
 		!strings.Contains(r, "still waiting for the kubelet") {
 		t.Errorf("reason = %q", r)
@@ -95,12 +96,12 @@ func TestFailureCountSurvivesARestart(t *testing.T) {
 	if err := b.Publish(t.Context(), pushedEvent(t, "s-1")); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "two failures", func() bool { return f.count() >= waits+2 })
+	world.Until(t, 20*time.Second, "two failures", func() bool { return f.count() >= waits+2 })
 	stop() // the next redelivery is 2s away
 
 	start(t, b, runner.Options{}, f)
 	var letters []jetstream.Msg
-	eventually(t, 30*time.Second, "a dead letter", func() bool { letters = dlq(t, b, "patch-pod"); return len(letters) > 0 })
+	world.Until(t, 30*time.Second, "a dead letter", func() bool { letters = dlq(t, b, "patch-pod"); return len(letters) > 0 })
 	if got, want := f.count(), waits+cfg.RetryLimit; got != want {
 		t.Errorf("handled %d times; want %d (%d waits, then RetryLimit failures across both runners)", got, want, waits)
 	}

@@ -76,7 +76,7 @@ func start(t *testing.T, b *bus.Bus, opts runner.Options, fns ...runner.Function
 	r := runner.New(b, opts, fns...)
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
-	eventually(t, 10*time.Second, "runner ready", r.Ready)
+	world.Until(t, 10*time.Second, "runner ready", r.Ready)
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
@@ -90,20 +90,13 @@ func start(t *testing.T, b *bus.Bus, opts runner.Options, fns ...runner.Function
 	return stop
 }
 
-func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	if err := world.Eventually(t.Context(), within, what, func(context.Context) (bool, error) { return cond(), nil }); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // settled waits until the function's consumer has settled for good every
 // message it was given: all acked or terminated (its ack floor at the last
 // delivery), none waiting for an ack or for a redelivery. After that the
 // bus delivers none of them again.
 func settled(t *testing.T, b *bus.Bus, function string) {
 	t.Helper()
-	eventually(t, 20*time.Second, function+"'s deliveries settled", func() bool {
+	world.Until(t, 20*time.Second, function+"'s deliveries settled", func() bool {
 		c, err := b.Consumer(t.Context(), function)
 		if err != nil {
 			return false
@@ -147,7 +140,7 @@ func TestPermanentErrorIsTerminatedWithADeadLetter(t *testing.T) {
 		t.Fatal(err)
 	}
 	var letters []jetstream.Msg
-	eventually(t, 10*time.Second, "a dead letter", func() bool { letters = dlq(t, b, "compute-spec"); return len(letters) > 0 })
+	world.Until(t, 10*time.Second, "a dead letter", func() bool { letters = dlq(t, b, "compute-spec"); return len(letters) > 0 })
 	h := letters[0].Headers()
 	if got := h.Get(bus.HeaderDLQReason); got != `policy annotation "semvr:minor": unknown kind` {
 		t.Errorf("dead-letter reason = %q", got)
@@ -176,7 +169,7 @@ func TestRetryableErrorIsRedeliveredWithBackoffThenDeadLettered(t *testing.T) {
 		t.Fatal(err)
 	}
 	var letters []jetstream.Msg
-	eventually(t, 20*time.Second, "dead letter after the retry limit", func() bool { letters = dlq(t, b, "patch-pod"); return len(letters) > 0 })
+	world.Until(t, 20*time.Second, "dead letter after the retry limit", func() bool { letters = dlq(t, b, "patch-pod"); return len(letters) > 0 })
 	if got := f.count(); got != cfg.RetryLimit {
 		t.Errorf("delivered %d times; want RetryLimit %d", got, cfg.RetryLimit)
 	}
@@ -204,7 +197,7 @@ func TestNotYetIsRedeliveredAfterItsDelay(t *testing.T) {
 	if err := b.Publish(t.Context(), pushedEvent(t, "n-1")); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "third delivery", func() bool { return f.count() >= 3 })
+	world.Until(t, 10*time.Second, "third delivery", func() bool { return f.count() >= 3 })
 	for i, g := range f.gaps() {
 		if g < wait {
 			t.Errorf("redelivery %d came after %s; asked for %s", i+2, g, wait)
@@ -243,13 +236,13 @@ func TestCrashBeforeAckRedeliversWithoutDuplicatingOutputs(t *testing.T) {
 	if err := b.Publish(t.Context(), pushedEvent(t, "c-1")); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "first handling", func() bool { return upstreamRuns.Load() == 1 })
+	world.Until(t, 10*time.Second, "first handling", func() bool { return upstreamRuns.Load() == 1 })
 	stop()
 
 	// Second process: the input is redelivered (never acked) and handled again.
 	start(t, b, runner.Options{}, up, down)
-	eventually(t, 20*time.Second, "redelivery after the crash", func() bool { return upstreamRuns.Load() == 2 })
-	eventually(t, 10*time.Second, "downstream delivery", func() bool { return down.count() >= 1 })
+	world.Until(t, 20*time.Second, "redelivery after the crash", func() bool { return upstreamRuns.Load() == 2 })
+	world.Until(t, 10*time.Second, "downstream delivery", func() bool { return down.count() >= 1 })
 	settled(t, b, "compute-spec") // acked after it published again
 	settled(t, b, "verify")
 	if got := down.count(); got != 1 {
@@ -309,7 +302,7 @@ func TestMalformedEventIsDeadLettered(t *testing.T) {
 		t.Fatal(err)
 	}
 	var letters []jetstream.Msg
-	eventually(t, 10*time.Second, "dead letter", func() bool { letters = dlq(t, b, "compute-spec"); return len(letters) > 0 })
+	world.Until(t, 10*time.Second, "dead letter", func() bool { letters = dlq(t, b, "compute-spec"); return len(letters) > 0 })
 	if r := letters[0].Headers().Get(bus.HeaderDLQReason); r == "" || f.count() != 0 {
 		t.Errorf("reason %q, handler calls %d; want a reason naming the field and no call", r, f.count())
 	}

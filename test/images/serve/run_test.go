@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/inplace-dev/inplace/test/images/settings"
+	"github.com/inplace-dev/inplace/test/world"
 )
 
 // TestRunCrash: Crash returns ErrCrash before listening.
@@ -35,13 +36,13 @@ func TestRunStartAndStop(t *testing.T) {
 	if code, _ := fetch(t, base+"/readyz"); code != http.StatusServiceUnavailable {
 		t.Errorf("/readyz at start = %d, want 503", code)
 	}
-	until(t, "ready", func() bool { code, _ := fetch(t, base+"/readyz"); return code == http.StatusOK })
+	world.Until(t, 10*time.Second, "ready", func() bool { code, _ := fetch(t, base+"/readyz"); return code == http.StatusOK })
 	if d := time.Since(started); d < cfg.StartDelay {
 		t.Errorf("ready after %s, want at least the start delay %s", d, cfg.StartDelay)
 	}
 	stopped := time.Now()
 	close(stop)
-	until(t, "draining", func() bool { code, _ := fetch(t, base+"/readyz"); return code == http.StatusServiceUnavailable })
+	world.Until(t, 10*time.Second, "draining", func() bool { code, _ := fetch(t, base+"/readyz"); return code == http.StatusServiceUnavailable })
 	resp, err := http.Get(base + "/")
 	if err != nil {
 		t.Fatalf("GET / while draining: %v", err)
@@ -70,16 +71,4 @@ func fetch(t *testing.T, url string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
-}
-
-// until polls cond every 10ms for up to 10s.
-func until(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: timed out", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/inplace-dev/inplace/test/images/settings"
+	"github.com/inplace-dev/inplace/test/world"
 )
 
 // flaky answers request n (from 0) by n mod 5: ok from version v1, ok
@@ -60,10 +61,10 @@ func TestCounts(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	go func() {
-		for p.Counts().Sent < 50 {
-			time.Sleep(5 * time.Millisecond)
+		defer cancel()
+		if err := world.Eventually(ctx, 30*time.Second, "50 requests sent", func(context.Context) (bool, error) { return p.Counts().Sent >= 50, nil }); err != nil {
+			t.Error(err) // not Fatal: this is not the test's goroutine
 		}
-		cancel()
 	}()
 	got := p.Run(ctx)
 	f.mu.Lock()
@@ -97,10 +98,10 @@ func TestRefused(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	go func() {
-		for p.Counts().Failed < 5 {
-			time.Sleep(5 * time.Millisecond)
+		defer cancel()
+		if err := world.Eventually(ctx, 30*time.Second, "5 requests failed", func(context.Context) (bool, error) { return p.Counts().Failed >= 5, nil }); err != nil {
+			t.Error(err) // not Fatal: this is not the test's goroutine
 		}
-		cancel()
 	}()
 	got := p.Run(ctx)
 	if got.Refused != got.Sent || got.Failed != got.Sent || got.OK != 0 {
