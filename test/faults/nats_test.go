@@ -66,7 +66,12 @@ func TestStreamLeaderLoss(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v%s", err, e.logs())
 			}
-			time.Sleep(3 * time.Second) // the rollout runs on two nodes
+			var upgraded int
+			e.waitPhase(p, time.Minute, func(r *rollout.Rollout) bool { upgraded = r.Counts().Succeeded; return true },
+				"the rollout record, read from the two nodes left")
+			e.waitPhase(p, 2*time.Minute, func(r *rollout.Rollout) bool {
+				return r.Counts().Succeeded > upgraded || r.Phase == rollout.Completed || r.Phase == rollout.Halted
+			}, "a pod upgraded on the two nodes left")
 			e.nats.Start(i)
 			e.done(p, 3*time.Minute)
 			record(t, "JetStream cluster (R3) losing its stream leader", "leader losses", 1, 1, pods, e.check(base, []pushed{p}))
@@ -78,6 +83,8 @@ func TestStreamLeaderLoss(t *testing.T) {
 func (e *env) restartNATS(i int) {
 	e.t.Helper()
 	e.nats.Stop(i)
+	// The sleep is the point: the process must find the server gone (its
+	// connection drops, publishes and KV writes fail) before it returns.
 	time.Sleep(time.Second)
 	e.nats.Start(i)
 	e.t.Logf("restarted nats %d", i)

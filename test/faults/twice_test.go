@@ -65,7 +65,7 @@ type chaotic struct {
 }
 
 func (f chaotic) Handle(ctx context.Context, e cloudevents.Event) ([]cloudevents.Event, error) {
-	time.Sleep(f.c.delay(0, 50))
+	time.Sleep(f.c.delay(0, 50)) // the point: a random handling time reorders the functions' work
 	outs, err := f.Function.Handle(ctx, e)
 	if err != nil {
 		return outs, err

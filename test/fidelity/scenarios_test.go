@@ -234,7 +234,9 @@ func run(t *testing.T, c kubernetes.Interface, ns, name, node string, sc scenari
 			return nil, nil, fmt.Errorf("%w; seen:\n  %s", err, strings.Join(shapes, "\n  "))
 		}
 	}
-	// Events are recorded asynchronously: let the last ones arrive.
+	// The sleep is the point: the kubelet posts its Events asynchronously,
+	// through its recorder's queue, after the status the last step waited
+	// for; nothing marks its last Event, so the story waits a window for it.
 	time.Sleep(2 * time.Second)
 	shapes, evs := r.story()
 	return shapes, evs, nil
