@@ -11,7 +11,7 @@
 // the handler's error (package settle).
 //
 // This folder is also the transport layer: bus and its sub-packages (runner,
-// busauth, embednats, metrics, notify, brokerauth, keylock) carry events and
+// busauth, embednats, fleetnet, metrics, notify, brokerauth, keylock) carry events and
 // wake-ups and serialise their handling per key.
 // They import the pure core (pkg/core/...), the events contract and each
 // other; never pkg/kube, pkg/inputs, pkg/tools, pkg/config, functions or

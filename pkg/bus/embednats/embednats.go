@@ -2,7 +2,10 @@
 // `inplace run` works with nothing else installed. It listens on loopback
 // only unless told otherwise; production points --nats-url at a cluster.
 // With Users set, every client must authenticate with one of their nkeys
-// and may do only what its permissions allow.
+// and may do only what its permissions allow. A server may be a hub taking
+// leaf node connections (Options.Hub) or a leaf node of a hub
+// (Options.Leaf), each with a JetStream domain of its own, so a leaf's
+// streams and buckets stay local and keep working while the hub is away.
 package embednats
 
 import (
@@ -28,6 +31,34 @@ type Options struct {
 	Users []User
 	// TLS, when set, makes the server take TLS connections only.
 	TLS *tls.Config
+	// Domain is the server's JetStream domain. A hub and its leaf nodes
+	// each have one of their own, so a leaf's streams and buckets stay on
+	// the leaf and its JetStream answers while the hub is away; the other
+	// side's API is reached as $JS.<domain>.API.
+	Domain string
+	// Hub, when set, makes the server accept leaf node connections, each
+	// authenticated as one of Users (an nkey) and confined to that user's
+	// subjects.
+	Hub *Hub
+	// Leaf, when set, joins the server to a hub as a leaf node.
+	Leaf *Leaf
+}
+
+// Hub is where a server accepts leaf node connections.
+type Hub struct {
+	// Host to listen on; default Options.Host.
+	Host string
+	// Port to listen on; 0 means the NATS default 7422, -1 a free port.
+	Port int
+}
+
+// Leaf is a server's connection to its hub.
+type Leaf struct {
+	// URL of the hub's leaf node port (nats-leaf://host:port).
+	URL string
+	// Seed is the nkey seed ("SU…") the leaf authenticates with; the hub
+	// confines the connection to the permissions of its public key.
+	Seed string
 }
 
 // User is a client identity: an nkey and the subjects it may use.
@@ -42,6 +73,7 @@ type User struct {
 // Server is a running embedded nats-server.
 type Server struct {
 	ns *server.Server
+	so *server.Options
 }
 
 // Start runs the server and waits until it accepts connections.
@@ -58,18 +90,9 @@ func Start(opts Options) (*Server, error) {
 	if opts.Name == "" {
 		opts.Name = "inplace-embedded"
 	}
-	so := &server.Options{
-		ServerName: opts.Name,
-		Host:       opts.Host,
-		Port:       opts.Port,
-		JetStream:  true,
-		StoreDir:   opts.DataDir,
-		NoSigs:     true,
-		NoLog:      true,
-		Nkeys:      nkeyUsers(opts.Users),
-	}
-	if opts.TLS != nil {
-		so.TLS, so.TLSConfig, so.TLSTimeout = true, opts.TLS, 2
+	so, err := serverOptions(opts)
+	if err != nil {
+		return nil, fmt.Errorf("embedded nats: %w", err)
 	}
 	ns, err := server.NewServer(so)
 	if err != nil {
@@ -80,7 +103,29 @@ func Start(opts Options) (*Server, error) {
 		ns.Shutdown()
 		return nil, fmt.Errorf("embedded nats: not ready after 10s on %s:%d", opts.Host, opts.Port)
 	}
-	return &Server{ns: ns}, nil
+	return &Server{ns: ns, so: so}, nil
+}
+
+func serverOptions(opts Options) (*server.Options, error) {
+	so := &server.Options{
+		ServerName: opts.Name,
+		Host:       opts.Host,
+		Port:       opts.Port,
+		JetStream:  true,
+		StoreDir:   opts.DataDir,
+		NoSigs:     true,
+		NoLog:      true,
+		Nkeys:      nkeyUsers(opts.Users),
+
+		JetStreamDomain: opts.Domain,
+	}
+	if opts.TLS != nil {
+		so.TLS, so.TLSConfig, so.TLSTimeout = true, opts.TLS, 2
+	}
+	if err := leafOptions(so, opts); err != nil {
+		return nil, err
+	}
+	return so, nil
 }
 
 func nkeyUsers(users []User) []*server.NkeyUser {
