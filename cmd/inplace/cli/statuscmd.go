@@ -17,12 +17,15 @@ type statusOptions struct {
 	all    bool
 	recent time.Duration
 	output string
+	// fleet shows one push through the fleet from the hub's bucket.
+	fleet       bool
+	fleetBucket string
 }
 
 func newStatusCmd() *cobra.Command {
 	var o statusOptions
 	cmd := &cobra.Command{
-		Use:   "status [KIND/NAME]",
+		Use:   "status [KIND/NAME | --fleet [PUSH]]",
 		Short: "Show the rollouts in flight and the recent ones, with progress",
 		Long: `status reads the rollout of each workload from the KV bucket and shows
 one line each: phase (Running, Halted, Syncing, Completed), a progress bar
@@ -37,16 +40,27 @@ namespace.
 With KIND/NAME (deploy/web, sts/db, po/web-0, ...) status shows that
 workload's rollout and each of its pods: node, readiness, the image and
 restart count of each container, and where the pod's own upgrade stands
-(its inplace.dev/state).`,
+(its inplace.dev/state).
+
+With --fleet (connected to the hub's NATS) status shows one push through
+the fleet, the newest or the PUSH named: its stages in order with their
+state (Pending, AwaitingApproval, Running, AwaitingAnalysis, Done, Halted,
+Stopped) and, for each cluster of each stage, each workload's rollout there
+(NotSent, InFlight, Succeeded, Failed, Halted) with the upgrade id the
+member derives for it (for ` + "`inplace trace`" + ` against that member).`,
 		Example: `  inplace status
   inplace status --all -o json
-  inplace status deploy/web -n shop`,
+  inplace status deploy/web -n shop
+  inplace status --fleet --nats-url nats://hub:4222
+  inplace status --fleet 3f2a9c... -o json`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completeWorkload,
 	}
 	o.conn.bindURL(cmd.Flags())
 	o.kube.bind(cmd.Flags(), "namespace of KIND/NAME (default: the kubeconfig context's); without KIND/NAME only the rollouts of this namespace")
 	cmd.Flags().StringVar(&o.bucket, "kv-bucket", bus.DefaultConfig().KVBucket, "KV bucket holding the rollouts")
+	cmd.Flags().BoolVar(&o.fleet, "fleet", false, "show one push through the fleet (the newest, or the PUSH id given) from the hub's fleet bucket")
+	cmd.Flags().StringVar(&o.fleetBucket, "fleet-bucket", defaultFleetBucket, "the hub's KV bucket holding the fleet records (with --fleet)")
 	cmd.Flags().BoolVar(&o.all, "all", false, "include every completed rollout")
 	cmd.Flags().DurationVar(&o.recent, "recent", time.Hour, "show rollouts completed within this long")
 	checkOutput := outputFlag(cmd.Flags(), &o.output, "table", "json", "yaml")
@@ -54,6 +68,13 @@ restart count of each container, and where the pod's own upgrade stands
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := checkOutput(); err != nil {
 			return err
+		}
+		if o.fleet {
+			push := ""
+			if len(args) == 1 {
+				push = args[0]
+			}
+			return runFleetStatus(cmd, &o, push)
 		}
 		if len(args) == 1 {
 			return runWorkloadStatus(cmd, &o, args[0])
