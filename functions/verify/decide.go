@@ -154,7 +154,7 @@ func stable(pod *corev1.Pod, st *inplace.State, now time.Time, minReady time.Dur
 		return true
 	}
 	for _, c := range st.Containers {
-		cs := status(pod, c.Name)
+		cs := inplace.ContainerStatus(pod, c.Name)
 		if cs == nil || cs.State.Running == nil || now.Before(cs.State.Running.StartedAt.Add(minReady+time.Second)) {
 			return false
 		}
@@ -170,20 +170,9 @@ func untilStable(pod *corev1.Pod, st *inplace.State, now time.Time, minReady tim
 		return 0
 	}
 	for _, c := range st.Containers {
-		if cs := status(pod, c.Name); cs != nil && cs.State.Running != nil {
+		if cs := inplace.ContainerStatus(pod, c.Name); cs != nil && cs.State.Running != nil {
 			until = max(until, cs.State.Running.StartedAt.Add(minReady+time.Second).Sub(now))
 		}
 	}
 	return until
-}
-
-func status(pod *corev1.Pod, name string) *corev1.ContainerStatus {
-	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
-		for i := range list {
-			if list[i].Name == name {
-				return &list[i]
-			}
-		}
-	}
-	return nil
 }

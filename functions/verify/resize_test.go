@@ -47,7 +47,7 @@ func TestResizeDecide(t *testing.T) {
 	}{
 		{"state written, resize not sent yet", patched, resizedPod("100m", "100m", 2), t0, wait, ""},
 		{"sent, the kubelet not there yet", patched, resizedPod("500m", "100m", 2), t0, wait, ""},
-		{"resized without a restart", patched, resizedPod("500m", "500m", 2), t0, succeed, ReasonResized},
+		{"resized without a restart", patched, resizedPod("500m", "500m", 2), t0, succeed, inplace.ReasonResized},
 		{"restarted though NotRequired", patched, resizedPod("500m", "500m", 3), t0, rollback, "ContainerRestarted"},
 		{"infeasible", patched, resizedPod("500m", "100m", 2, infeasible), t0, rollback, corev1.PodReasonInfeasible},
 		{"not resized by the deadline", patched, resizedPod("500m", "100m", 2), t0.Add(2 * time.Minute), rollback, ReasonDeadline},
@@ -59,7 +59,7 @@ func TestResizeDecide(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := resizeProgress(tt.pod, tt.st)
+			r := inplace.ResizeProgress(tt.pod, tt.st)
 			d := resizeDecision(tt.pod, tt.st, r, decide(tt.pod, tt.st, r, tt.now, l))
 			if d.act != tt.act || d.reason != tt.reason {
 				t.Errorf("decision %+v (progress %+v); want act %d reason %q", d, r, tt.act, tt.reason)

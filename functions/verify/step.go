@@ -86,7 +86,7 @@ func (s *step) attempt(ctx context.Context) ([]cloudevents.Event, error) {
 	}
 	now, l := s.f.d.Clock.Now(), s.f.limits(plan)
 	if st.Resize != nil {
-		r := resizeProgress(pod, st)
+		r := inplace.ResizeProgress(pod, st)
 		s.wake = nextLook(pod, st, r, now, l)
 		d := resizeDecision(pod, st, r, decide(pod, st, r, now, l))
 		return s.act(ctx, plan, st, pod, r, d)

@@ -29,7 +29,7 @@ func nextLook(pod *corev1.Pod, st *inplace.State, r inplace.Result, now time.Tim
 	}
 	if r.Verdict == inplace.Succeeded && l.minReady > 0 {
 		for _, c := range st.Containers {
-			if cs := status(pod, c.Name); cs != nil && cs.State.Running != nil {
+			if cs := inplace.ContainerStatus(pod, c.Name); cs != nil && cs.State.Running != nil {
 				at = append(at, cs.State.Running.StartedAt.Add(l.minReady+time.Second))
 			}
 		}

@@ -96,7 +96,7 @@ func patchable(pod *corev1.Pod, plan events.Plan, over bool) error {
 func previous(pod *corev1.Pod, c specContainer, cp events.ContainerPlan) ContainerState {
 	s := ContainerState{Name: cp.Name, Sidecar: c.Sidecar, PreviousImage: c.Image,
 		PreviousImageID: cp.FromImageID, TargetImage: cp.ToImage, TargetDigest: cp.ToDigest, PullPolicy: cp.PullPolicy}
-	if cs := containerStatus(pod, cp.Name); cs != nil {
+	if cs := ContainerStatus(pod, cp.Name); cs != nil {
 		s.PreviousImageID = cs.ImageID
 		s.PreviousContainerID = cs.ContainerID
 		s.PreviousRestartCount = cs.RestartCount

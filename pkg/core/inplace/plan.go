@@ -74,7 +74,7 @@ func PlanPod(pod *corev1.Pod, push events.UpgradeRequestData, pol policy.Policy)
 
 // planContainer returns the plan of one candidate, or why it is skipped.
 func planContainer(pod *corev1.Pod, c corev1.Container, push events.ImagePushedData, pol policy.Policy) (events.ContainerPlan, string) {
-	cs := containerStatus(pod, c.Name)
+	cs := ContainerStatus(pod, c.Name)
 	if cs == nil {
 		return events.ContainerPlan{}, SkipNoStatus
 	}

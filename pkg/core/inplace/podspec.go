@@ -40,9 +40,9 @@ func isSidecar(c corev1.Container) bool {
 	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 }
 
-// containerStatus finds a container's status among regular and init
+// ContainerStatus finds a container's status among regular and init
 // container statuses; nil when the kubelet has not reported it.
-func containerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
+func ContainerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
 	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
 		for i := range list {
 			if list[i].Name == name {

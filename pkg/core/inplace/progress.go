@@ -78,7 +78,7 @@ func specChanged(pod *corev1.Pod, name, want string) (Result, bool) {
 // containerProgress checks one container; prev is nil for a container that
 // already had the target image when the patch was made.
 func containerProgress(pod *corev1.Pod, cp events.ContainerPlan, prev *ContainerState) Result {
-	cs := containerStatus(pod, cp.Name)
+	cs := ContainerStatus(pod, cp.Name)
 	if cs == nil {
 		return result(InProgress, ReasonNoStatus, "container %s has no status yet", cp.Name)
 	}

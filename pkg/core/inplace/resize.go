@@ -64,7 +64,7 @@ func ResizeBackPatch(pod *corev1.Pod, st *State, reason, message string, now tim
 	next.Containers = append([]ContainerState(nil), st.Containers...)
 	next.Phase, next.Reason, next.Message, next.RollbackAt = PhaseRollingBack, reason, message, now.UTC()
 	for i := range next.Containers {
-		if cs := containerStatus(pod, next.Containers[i].Name); cs != nil {
+		if cs := ContainerStatus(pod, next.Containers[i].Name); cs != nil {
 			next.Containers[i].RollbackContainerID, next.Containers[i].RollbackRestartCount = cs.ContainerID, cs.RestartCount
 		}
 	}

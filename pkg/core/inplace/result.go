@@ -127,7 +127,7 @@ func pending(cs *corev1.ContainerStatus, reason, format string, args ...any) Res
 
 func containerResult(pod *corev1.Pod, name string) events.ContainerResult {
 	r := events.ContainerResult{Name: name}
-	if cs := containerStatus(pod, name); cs != nil {
+	if cs := ContainerStatus(pod, name); cs != nil {
 		r.Image, r.ImageID, r.RestartCount = cs.Image, cs.ImageID, cs.RestartCount
 	}
 	return r

@@ -44,7 +44,7 @@ func RollbackPatchMessage(pod *corev1.Pod, st *State, reason, message string, no
 		if !ok {
 			return nil, settle.Permanentf("roll back pod %s/%s: container %q is gone", pod.Namespace, pod.Name, c.Name)
 		}
-		if cs := containerStatus(pod, c.Name); cs != nil {
+		if cs := ContainerStatus(pod, c.Name); cs != nil {
 			c.RollbackContainerID, c.RollbackRestartCount = cs.ContainerID, cs.RestartCount
 		}
 		switch sc.Image {
@@ -122,7 +122,7 @@ func rollbackProgress(pod *corev1.Pod, st *State) Result {
 }
 
 func containerBack(pod *corev1.Pod, c ContainerState) Result {
-	cs := containerStatus(pod, c.Name)
+	cs := ContainerStatus(pod, c.Name)
 	if cs == nil {
 		return result(InProgress, ReasonNoStatus, "container %s has no status yet", c.Name)
 	}
