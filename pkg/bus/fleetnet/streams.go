@@ -22,7 +22,10 @@ func HubStreamConfig(members []string) (jetstream.StreamConfig, error) {
 		if err := ValidCluster(m); err != nil {
 			return cfg, err
 		}
-		cfg.Sources = append(cfg.Sources, &jetstream.StreamSource{Name: OutStream,
+		// FilterSubject: the hub takes from a member's stream only that
+		// member's own subjects, whatever the member's server put in it, so
+		// the cluster a report's subject names is the member it came from.
+		cfg.Sources = append(cfg.Sources, &jetstream.StreamSource{Name: OutStream, FilterSubject: RolloutSubjects(m),
 			External: &jetstream.ExternalStream{APIPrefix: memberAPI(m), DeliverPrefix: syncPrefix(m)}})
 	}
 	return cfg, nil
