@@ -2,7 +2,6 @@ package images
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/inplace-dev/inplace/test/eventually"
 )
 
 // TestPauseExitsOnSignal: pause runs until SIGTERM or SIGINT and then
@@ -59,15 +60,17 @@ func TestPauseReapsOrphans(t *testing.T) {
 	if err != nil {
 		t.Fatalf("nsenter: %v: %s", err, out)
 	}
-	orphan := waitFor(t, "an orphan adopted by pause", func() (int, bool) {
+	var orphan int
+	eventually.Until(t, 30*time.Second, "an orphan adopted by pause", func() bool {
 		kids := children(t, pause.Process.Pid)
-		return first(kids), len(kids) == 1
+		orphan = first(kids)
+		return len(kids) == 1
 	})
 	if err := syscall.Kill(orphan, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the killed orphan reaped", func() (int, bool) {
-		return 0, len(children(t, pause.Process.Pid)) == 0
+	eventually.Until(t, 30*time.Second, "the killed orphan reaped", func() bool {
+		return len(children(t, pause.Process.Pid)) == 0
 	})
 	if err := pause.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -160,24 +163,4 @@ func first(s []int) int {
 		return 0
 	}
 	return s[0]
-}
-
-// waitFor polls cond every 10ms for up to 30s and returns its value once
-// it holds.
-func waitFor[T any](t *testing.T, what string, cond func() (T, bool)) T {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if v, ok := cond(); ok {
-			return v
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("waiting for %s: %v", what, ctx.Err())
-		case <-tick.C:
-		}
-	}
 }

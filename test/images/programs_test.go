@@ -15,6 +15,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/inplace-dev/inplace/test/eventually"
 	"github.com/inplace-dev/inplace/test/images/settings"
 )
 
@@ -87,7 +88,7 @@ func TestAppImageDigests(t *testing.T) {
 func TestAppProgram(t *testing.T) {
 	stopDelay := 300 * time.Millisecond
 	cmd, base := startServer(t, AppProgram, settings.Server{Version: "1.0.0", Listen: "127.0.0.1:0", StopDelay: stopDelay}.Env(settings.AppPrefix))
-	eventually(t, "ready", func() bool { return status(t, base+"/readyz") == http.StatusOK })
+	eventually.Until(t, 30*time.Second, "ready", func() bool { return status(t, base+"/readyz") == http.StatusOK })
 	if got := body(t, base+"/"); got != "1.0.0\n" {
 		t.Errorf("GET / = %q, want 1.0.0", got)
 	}
@@ -95,7 +96,7 @@ func TestAppProgram(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "draining", func() bool { return status(t, base+"/readyz") == http.StatusServiceUnavailable })
+	eventually.Until(t, 30*time.Second, "draining", func() bool { return status(t, base+"/readyz") == http.StatusServiceUnavailable })
 	if got := body(t, base+"/"); got != "1.0.0\n" {
 		t.Errorf("GET / while draining = %q, want 1.0.0", got)
 	}
@@ -145,7 +146,7 @@ func TestProgramExits(t *testing.T) {
 func TestSidecarProgram(t *testing.T) {
 	started := time.Now()
 	_, base := startServer(t, SidecarProgram, settings.Server{Version: "s1", Listen: "127.0.0.1:0", StartDelay: 200 * time.Millisecond}.Env(settings.SidecarPrefix))
-	eventually(t, "ready", func() bool { return status(t, base+"/readyz") == http.StatusOK })
+	eventually.Until(t, 30*time.Second, "ready", func() bool { return status(t, base+"/readyz") == http.StatusOK })
 	if d := time.Since(started); d < 200*time.Millisecond {
 		t.Errorf("ready after %s, want the start delay 200ms", d)
 	}
@@ -169,7 +170,7 @@ func TestProbeProgram(t *testing.T) {
 		Failed   int64
 		Versions map[string]int64
 	}
-	eventually(t, "10 answers counted", func() bool {
+	eventually.Until(t, 30*time.Second, "10 answers counted", func() bool {
 		decode(t, base+"/counts", &counts)
 		return counts.OK >= 10
 	})
@@ -204,7 +205,7 @@ func start(t *testing.T, p Program, env []string, re string) (*exec.Cmd, string)
 	startAndWaitLine(t, cmd, "")
 	addr := regexp.MustCompile(re)
 	var m []string
-	eventually(t, "the listening address logged", func() bool {
+	eventually.Until(t, 30*time.Second, "the listening address logged", func() bool {
 		m = addr.FindStringSubmatch(cmd.Stderr.(*lineWaiter).text())
 		return m != nil
 	})
@@ -230,11 +231,6 @@ func body(t *testing.T, url string) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
-}
-
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	waitFor(t, what, func() (struct{}, bool) { return struct{}{}, cond() })
 }
 
 func decode(t *testing.T, url string, v any) {

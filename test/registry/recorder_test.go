@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -9,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/inplace-dev/inplace/test/eventually"
 )
 
 // post is one notification POST as the receiver saw it.
@@ -96,17 +99,15 @@ func (rec *recorder) all() []post {
 // them; it fails the test after a generous timeout.
 func (rec *recorder) waitFor(done func([]post) bool) []post {
 	rec.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		posts := rec.all()
-		if done(posts) {
-			return posts
-		}
-		if time.Now().After(deadline) {
-			rec.t.Fatalf("notifications did not arrive; got %d posts: %s", len(posts), summary(posts))
-		}
-		time.Sleep(20 * time.Millisecond)
+	var posts []post
+	err := eventually.Poll(rec.t.Context(), 60*time.Second, "the notifications", func(context.Context) (bool, error) {
+		posts = rec.all()
+		return done(posts), nil
+	})
+	if err != nil {
+		rec.t.Fatalf("%v; got %d posts: %s", err, len(posts), summary(posts))
 	}
+	return posts
 }
 
 // find returns the first event matching match, and whether there is one.

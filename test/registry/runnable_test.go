@@ -3,6 +3,7 @@ package registry
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/inplace-dev/inplace/test/eventually"
 	"github.com/inplace-dev/inplace/test/images"
 )
 
@@ -198,12 +200,12 @@ func TestRunnableRuns(t *testing.T) {
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	addr := regexp.MustCompile(`msg=listening addr=(\S+)`)
 	var m []string
-	deadline := time.Now().Add(30 * time.Second)
-	for m = addr.FindStringSubmatch(stderr.String()); m == nil; m = addr.FindStringSubmatch(stderr.String()) {
-		if time.Now().After(deadline) {
-			t.Fatalf("app did not log its address: %s", stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+	err = eventually.Poll(t.Context(), 30*time.Second, "the app's address logged", func(context.Context) (bool, error) {
+		m = addr.FindStringSubmatch(stderr.String())
+		return m != nil, nil
+	})
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
 	}
 	resp, err := http.Get("http://" + m[1] + "/")
 	if err != nil {

@@ -8,36 +8,25 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/inplace-dev/inplace/test/eventually"
 )
 
 // Eventually polls cond every 50ms until it returns true (with a nil
-// error) or timeout passes. An error from cond counts as "not yet"; on
-// timeout the returned error names what was awaited and cond's last error.
+// error) or timeout passes: eventually.Poll. An error from cond counts as
+// "not yet"; on timeout the returned error names what was awaited and
+// cond's last error.
 func Eventually(ctx context.Context, timeout time.Duration, what string, cond func(context.Context) (bool, error)) error {
-	var last error
-	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		last = err
-		return ok && err == nil, nil
-	})
-	if err != nil {
-		if last != nil {
-			return fmt.Errorf("waiting for %s: %w (last error: %v)", what, err, last)
-		}
-		return fmt.Errorf("waiting for %s: %w", what, err)
-	}
-	return nil
+	return eventually.Poll(ctx, timeout, what, cond)
 }
 
 // Until is Eventually for a condition of the test's own: it fails t,
-// naming what was awaited, when cond does not hold within timeout.
+// naming what was awaited, when cond does not hold within timeout
+// (eventually.Until).
 func Until(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	if err := Eventually(t.Context(), timeout, what, func(context.Context) (bool, error) { return cond(), nil }); err != nil {
-		t.Fatal(err)
-	}
+	eventually.Until(t, timeout, what, cond)
 }
 
 // WaitPod waits until the named pod satisfies cond and returns it.
