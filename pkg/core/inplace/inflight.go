@@ -29,3 +29,21 @@ func InFlight(pod *corev1.Pod, st *State) bool {
 	}
 	return Progress(pod, st, PlanFromState(pod, st)).Verdict != Succeeded
 }
+
+// Done is the upgrade pod shows ended well with nothing left to wait for,
+// "" otherwise: its state records the upgrade patched (no longer InFlight)
+// or succeeded, with no min-ready time, and the pod is Ready. A pod whose
+// state cannot be read shows nothing.
+func Done(pod *corev1.Pod) string {
+	if _, ok := pod.Annotations[StateAnnotation]; !ok || !Ready(pod) {
+		return ""
+	}
+	st, err := ParseState(pod)
+	switch {
+	case err != nil || st.MinReadySeconds != 0:
+		return ""
+	case st.Phase == PhaseSucceeded, st.Phase == PhasePatched && !InFlight(pod, st):
+		return st.UpgradeID
+	}
+	return ""
+}

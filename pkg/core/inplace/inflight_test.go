@@ -127,3 +127,51 @@ func TestOpenGatePatch(t *testing.T) {
 		t.Errorf("gate already True: %v, want ErrAlreadyApplied", err)
 	}
 }
+
+// Done names the upgrade a Ready pod shows ended well with no min-ready
+// time to wait, and nothing for a pod still on its way or not Ready.
+func TestDone(t *testing.T) {
+	ready := func(s corev1.ConditionStatus) func(*corev1.Pod, *State) {
+		return func(p *corev1.Pod, _ *State) {
+			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodReady, Status: s})
+		}
+	}
+	gate := func(s corev1.ConditionStatus) func(*corev1.Pod, *State) {
+		return func(p *corev1.Pod, _ *State) {
+			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: ReadinessGate, Status: s})
+		}
+	}
+	landed := func(p *corev1.Pod, _ *State) { upgraded(p) }
+	tests := []struct {
+		name   string
+		change []func(*corev1.Pod, *State)
+		want   string
+	}{
+		{"patched, landed, gate True, Ready", []func(*corev1.Pod, *State){landed, gate(corev1.ConditionTrue), ready(corev1.ConditionTrue)}, "up-1"},
+		{"patched, landed, gate False", []func(*corev1.Pod, *State){landed, gate(corev1.ConditionFalse), ready(corev1.ConditionTrue)}, ""},
+		{"patched, not restarted yet, Ready", []func(*corev1.Pod, *State){gate(corev1.ConditionTrue), ready(corev1.ConditionTrue)}, ""},
+		{"patched, landed, not Ready", []func(*corev1.Pod, *State){landed, gate(corev1.ConditionTrue), ready(corev1.ConditionFalse)}, ""},
+		{"succeeded, Ready", []func(*corev1.Pod, *State){ready(corev1.ConditionTrue), func(_ *corev1.Pod, st *State) { st.Phase = PhaseSucceeded }}, "up-1"},
+		{"rolled back, Ready", []func(*corev1.Pod, *State){ready(corev1.ConditionTrue), func(_ *corev1.Pod, st *State) { st.Phase = PhaseRolledBack }}, ""},
+		{"landed, Ready, min-ready-seconds", []func(*corev1.Pod, *State){landed, gate(corev1.ConditionTrue), ready(corev1.ConditionTrue),
+			func(_ *corev1.Pod, st *State) { st.MinReadySeconds = 5 }}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod, st := patchedWith(t, webPlan())
+			for _, c := range tt.change {
+				c(pod, st)
+			}
+			pod.Annotations[StateAnnotation] = st.Encode()
+			if got := Done(pod); got != tt.want {
+				t.Errorf("Done = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	pod, _ := patchedWith(t, webPlan())
+	pod.Annotations[StateAnnotation] = "{"
+	ready(corev1.ConditionTrue)(pod, nil)
+	if got := Done(pod); got != "" {
+		t.Errorf("Done of an unreadable state = %q, want none", got)
+	}
+}

@@ -28,11 +28,12 @@ func Candidates(kind string, pods []*corev1.Pod, push events.UpgradeRequestData,
 }
 
 // PodCandidate is a live pod of a workload of kind as a candidate, before
-// its plans: where it runs, whether it is Ready, its StatefulSet ordinal.
+// its plans: where it runs, whether it is Ready, its StatefulSet ordinal,
+// the upgrade it shows done.
 func PodCandidate(kind string, pod *corev1.Pod) rollout.Candidate {
 	c := rollout.Candidate{
 		Pod:   events.PodRef{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), Node: pod.Spec.NodeName},
-		Ready: inplace.Ready(pod), Ordinal: -1,
+		Ready: inplace.Ready(pod), Ordinal: -1, Done: inplace.Done(pod),
 	}
 	if kind == "StatefulSet" {
 		c.Ordinal = ordinal(pod.Name)

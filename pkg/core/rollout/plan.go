@@ -77,7 +77,8 @@ func fromCandidate(c Candidate) *Pod {
 
 // planNext moves pending pods in flight. Pods that are not Ready cost no
 // availability and go first; Ready ones go while fewer than Budget pods are
-// unavailable (not Ready, or in flight). Held pods wait for their node.
+// unavailable (not Ready, or in flight and not freed). Held pods wait for
+// their node.
 func planNext(r *Rollout, cands []Candidate, inputID string, now time.Time) {
 	unavailable := map[string]bool{}
 	byName := make(map[string]Candidate, len(cands))
@@ -91,7 +92,9 @@ func planNext(r *Rollout, cands []Candidate, inputID string, now time.Time) {
 	for name, p := range r.Pods {
 		switch p.State {
 		case InFlight:
-			unavailable[name] = true
+			if c, ok := byName[name]; !ok || !freed(r, p, c) {
+				unavailable[name] = true
+			}
 		case Pending:
 			pending = append(pending, byName[name])
 		}
@@ -125,6 +128,13 @@ func planNext(r *Rollout, cands []Candidate, inputID string, now time.Time) {
 			p.Wave = r.Wave
 		}
 	}
+}
+
+// freed: the cluster shows the in-flight pod Ready with its upgrade done
+// and no min-ready time to wait, so its slot is free before its outcome
+// is recorded (the outcome still records it).
+func freed(r *Rollout, p *Pod, c Candidate) bool {
+	return c.Ready && r.Options.MinReadySeconds == 0 && c.Pod.UID == p.UID && c.Done != "" && c.Done == p.UpgradeID
 }
 
 // sortPending orders pods: not Ready first; then, for a StatefulSet, the

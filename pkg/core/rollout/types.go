@@ -224,6 +224,10 @@ type Candidate struct {
 	// Held: the pod's node is still pulling its images; it is not planned
 	// yet (it would hold a max-unavailable slot for the pull's length).
 	Held bool
+	// Done is the upgrade the pod shows ended well with nothing left to
+	// wait for (inplace.Done): while its outcome is on its way, its
+	// max-unavailable slot is free already.
+	Done string
 }
 
 // Counts tallies the pods by state, those gone from the workload included.
