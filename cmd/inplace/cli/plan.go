@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -64,7 +62,7 @@ concerns every namespace, so plan shows them all unless -n names one.`,
 
 // planFor is the dry run of push for the workload args names, or for every
 // workload of -n (every namespace without -n).
-func planFor(ctx context.Context, k *kubeFlags, image events.ImagePushedData, args []string) ([]computespec.WorkloadPlan, error) {
+func planFor(ctx context.Context, k *kubeFlags, image events.ImagePushedData, args []string) ([]workloadPlan, error) {
 	s, err := k.session()
 	if err != nil {
 		return nil, err
@@ -85,11 +83,11 @@ func planFor(ctx context.Context, k *kubeFlags, image events.ImagePushedData, ar
 	} else if !explicit {
 		ns = ""
 	}
-	plans, err := dryRun(ctx, s, ns, push)
-	if plans == nil && err == nil {
-		plans = []computespec.WorkloadPlan{}
+	snap, plans, err := dryRun(ctx, s, ns, push)
+	if err != nil {
+		return nil, err
 	}
-	return plans, err
+	return withAnalysis(ctx, s, snap, plans)
 }
 
 // pushOf reads REPO:TAG[@DIGEST] as the image of an image.pushed or an
@@ -104,36 +102,6 @@ func pushOf(image string) (events.ImagePushedData, error) {
 	}
 	return events.ImagePushedData{Registry: r.Registry, Repository: r.Repository, Tag: r.Tag, Digest: r.Digest,
 		PushedAt: time.Now().UTC(), Origin: "manual"}, nil
-}
-
-func printPlans(w io.Writer, push events.ImagePushedData, plans []computespec.WorkloadPlan) {
-	if len(plans) == 0 {
-		fmt.Fprintf(w, "no workload runs %s: nothing would change\n", push.Name())
-		return
-	}
-	for _, p := range plans {
-		fmt.Fprintf(w, "%s\n", p.Workload)
-		if p.Skip != "" {
-			fmt.Fprintf(w, "  skipped: %s\n", p.Skip)
-		}
-		if len(p.Waves) > 0 {
-			fmt.Fprintf(w, "  max-unavailable %d (%s), %d wave(s):\n", p.Budget, p.BudgetFrom, len(p.Waves))
-		}
-		for i, wave := range p.Waves {
-			var pods []string
-			for _, pod := range wave {
-				var cs []string
-				for _, c := range pod.Containers {
-					cs = append(cs, c.Name+" "+c.FromImage+" → "+c.ToImage)
-				}
-				pods = append(pods, fmt.Sprintf("%s on %s (%s)", pod.Name, pod.Node, strings.Join(cs, ", ")))
-			}
-			fmt.Fprintf(w, "    wave %d: %s\n", i+1, strings.Join(pods, "\n            "))
-		}
-		for _, pod := range p.Current {
-			fmt.Fprintf(w, "  unchanged %s: %s\n", pod.Name, pod.Reason)
-		}
-	}
 }
 
 // loadDefaults reads the config-inplace ConfigMap once (defaults when absent).
@@ -151,7 +119,7 @@ func loadDefaults(ctx context.Context, s *kubeSession, namespace string) (config
 // dryRun answers what a push would do, with compute-spec's own logic, from
 // reads made within ctx: the workload the push targets and its pods, or
 // else every pod and workload of ns ("" for every namespace).
-func dryRun(ctx context.Context, s *kubeSession, ns string, push events.UpgradeRequestData) ([]computespec.WorkloadPlan, error) {
+func dryRun(ctx context.Context, s *kubeSession, ns string, push events.UpgradeRequestData) (*kube.Snapshot, []computespec.WorkloadPlan, error) {
 	var snap *kube.Snapshot
 	var err error
 	if push.Target != nil {
@@ -160,11 +128,12 @@ func dryRun(ctx context.Context, s *kubeSession, ns string, push events.UpgradeR
 		snap, err = s.namespaceSnapshot(ctx, ns)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defaults, err := loadDefaults(ctx, s, s.flags.configNamespace)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return computespec.DryRun(snap, defaults, push)
+	plans, err := computespec.DryRun(snap, defaults, push)
+	return snap, plans, err
 }

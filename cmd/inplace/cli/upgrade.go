@@ -122,7 +122,11 @@ func publish(cmd *cobra.Command, s *history.Stream, ref events.ObjectRef, push e
 func precheck(cmd *cobra.Command, s *kubeSession, push events.UpgradeRequestData) error {
 	ctx, cancel := s.reads(cmd.Context())
 	defer cancel()
-	plans, err := dryRun(ctx, s, push.Target.Namespace, push)
+	snap, dry, err := dryRun(ctx, s, push.Target.Namespace, push)
+	if err != nil {
+		return err
+	}
+	plans, err := withAnalysis(ctx, s, snap, dry)
 	if err != nil {
 		return err
 	}
