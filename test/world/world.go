@@ -29,6 +29,9 @@ type Options struct {
 	// Registry options (Notify, Dir); the logger defaults to Logger. On
 	// real nodes the registry is runnable: a push makes a program image.
 	RegistryOptions registry.Options
+	// Registry, when set, is an already running registry to use (and not
+	// close) instead of starting one: the worlds of a fleet share one.
+	Registry *registry.Registry
 	// Kubelet options; Resolver is the world's registry unless set, the
 	// logger defaults to Logger.
 	KubeletOptions kubelet.Options
@@ -64,8 +67,9 @@ type World struct {
 	Prometheus *prom.Server
 	promDir    string
 
-	ownCluster bool
-	timings    Timings
+	ownCluster  bool
+	ownRegistry bool
+	timings     Timings
 }
 
 // Timings are how long the parts of Start took. Host is the machine's
@@ -120,6 +124,26 @@ func Start(ctx context.Context, opts Options) (*World, error) {
 
 func (w *World) startRest(ctx context.Context, opts Options) error {
 	t := time.Now()
+	if err := w.startRegistry(ctx, opts); err != nil {
+		return err
+	}
+	w.timings.Registry = time.Since(t)
+	t = time.Now()
+	if err := w.startNodes(ctx, opts); err != nil {
+		return err
+	}
+	w.timings.Nodes = time.Since(t)
+	if opts.Prometheus {
+		return w.startPrometheus(ctx, opts)
+	}
+	return nil
+}
+
+func (w *World) startRegistry(ctx context.Context, opts Options) error {
+	if opts.Registry != nil {
+		w.Registry = opts.Registry
+		return nil
+	}
 	ro := opts.RegistryOptions
 	if ro.Logger == nil {
 		ro.Logger = opts.Logger
@@ -131,16 +155,7 @@ func (w *World) startRest(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	w.Registry = reg
-	w.timings.Registry = time.Since(t)
-	t = time.Now()
-	if err := w.startNodes(ctx, opts); err != nil {
-		return err
-	}
-	w.timings.Nodes = time.Since(t)
-	if opts.Prometheus {
-		return w.startPrometheus(ctx, opts)
-	}
+	w.Registry, w.ownRegistry = reg, true
 	return nil
 }
 
@@ -168,7 +183,7 @@ func (w *World) Stop() error {
 	if w.Real != nil {
 		w.Real.Stop()
 	}
-	if w.Registry != nil {
+	if w.Registry != nil && w.ownRegistry {
 		errs = append(errs, w.Registry.Close())
 	}
 	if w.ownCluster {
