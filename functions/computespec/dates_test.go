@@ -11,6 +11,7 @@ import (
 
 	"github.com/inplace-dev/inplace/functions/computespec"
 	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/controller"
 	"github.com/inplace-dev/inplace/pkg/controller/controllertest"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
 	"github.com/inplace-dev/inplace/pkg/inputs/poll"
@@ -42,8 +43,10 @@ func TestUndatedPushIsDatedByTheRegistry(t *testing.T) {
 	newer := push(now)
 
 	log := slog.New(slog.DiscardHandler)
-	fn := computespec.New(computespec.Deps{Cache: e.Cache, Store: e.KV, Log: log, Dates: &poll.Dater{},
-		Defaults: config.NewStore(config.StandardDefaults(), log)})
+	d := computespec.Deps{Cache: e.Cache, Store: e.KV, Log: log, Dates: &poll.Dater{},
+		Defaults: config.NewStore(config.StandardDefaults(), log)}
+	ro := controller.New(controller.Deps{Cache: d.Cache, Store: d.Store, Defaults: d.Defaults, Log: log})
+	fn := computespec.New(ro, d)
 	if got := controllertest.Plans(t, mustHandle(t, fn, e.Pushed("push-current", "web", "stable", current))); len(got) != 1 {
 		t.Fatalf("the push of the current digest planned %d pods; want its first wave", len(got))
 	}

@@ -32,20 +32,11 @@ type Deps struct {
 	Cache    Cache
 	Store    controller.Store
 	Defaults controller.Defaults
-	// Rollouts is the rollout controller beside compute-spec: it plans and
-	// drives the rollouts the function begins, and takes their outcomes,
-	// resumes and decisions. Nil: one of its own over Cache, Store,
-	// Defaults, Recorder, OptIn, Log and Now, with no template sync, no
-	// watches and no pulls (tests, dry runs).
-	Rollouts *controller.Rollouts
 	// Recorder records Warning Events on workloads a push is refused for;
 	// nil records none.
 	Recorder record.EventRecorder
-	// OptIn keeps the owners the admission policy lets the functions
-	// write pods of (used when Rollouts is nil).
-	OptIn controller.OptIn
-	Log   *slog.Logger
-	Now   func() time.Time
+	Log      *slog.Logger
+	Now      func() time.Time
 	// Signatures verifies pushed digests for workloads that require a
 	// signature; nil refuses every push to such a workload.
 	Signatures SignatureVerifier
@@ -62,18 +53,15 @@ type Function struct {
 	dated dateCache
 }
 
-// New returns compute-spec.
-func New(d Deps) *Function {
+// New returns compute-spec beside its rollout controller ro, which plans
+// and drives the rollouts the function begins, and takes their outcomes,
+// resumes and decisions.
+func New(ro *controller.Rollouts, d Deps) *Function {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
 	if d.Now == nil {
 		d.Now = time.Now
-	}
-	ro := d.Rollouts
-	if ro == nil {
-		ro = controller.New(controller.Deps{Cache: d.Cache, Store: d.Store, Defaults: d.Defaults,
-			Recorder: d.Recorder, OptIn: d.OptIn, Log: d.Log, Now: d.Now})
 	}
 	return &Function{d: d, ro: ro}
 }

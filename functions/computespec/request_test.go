@@ -13,6 +13,7 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/functions/computespec"
 	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/controller"
 	"github.com/inplace-dev/inplace/pkg/controller/controllertest"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
 )
@@ -72,8 +73,10 @@ func TestPushCarriesNoOperatorFields(t *testing.T) {
 
 	log := slog.New(slog.DiscardHandler)
 	rec := record.NewFakeRecorder(100)
-	fn := computespec.New(computespec.Deps{Cache: e.Cache, Store: e.KV, Log: log, Recorder: rec,
-		Defaults: config.NewStore(config.StandardDefaults(), log)})
+	d := computespec.Deps{Cache: e.Cache, Store: e.KV, Log: log, Recorder: rec,
+		Defaults: config.NewStore(config.StandardDefaults(), log)}
+	ro := controller.New(controller.Deps{Cache: d.Cache, Store: d.Store, Defaults: d.Defaults, Recorder: rec, Log: log})
+	fn := computespec.New(ro, d)
 	target := map[string]any{"kind": "Deployment", "namespace": e.NS, "name": "web"}
 	for _, tc := range []struct {
 		name   string

@@ -18,7 +18,8 @@ import (
 // refused.
 func TestNothingYet(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	f := New(Deps{Now: func() time.Time { return now }})
+	clock := func() time.Time { return now }
+	f := New(controller.New(controller.Deps{Now: clock}), Deps{Now: clock})
 	ref := events.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web"}
 	tg := controller.Target{Workload: kube.Workload{Ref: ref, Replicas: 1}}
 	notRunning := []rollout.Candidate{{Pod: events.PodRef{Name: "web-1"}, Why: "sidecar: already asks cpu 1; app: not running"}}

@@ -106,10 +106,10 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 		rec := recorder(computespec.Name)
 		ro, more := rolloutController(d, rec, decoded)
 		loops = append(loops, more...)
-		fns = append(fns, computespec.New(computespec.Deps{Cache: d.Cache, Store: d.Store, Defaults: d.Defaults, Rollouts: ro,
+		fns = append(fns, computespec.New(ro, computespec.Deps{Cache: d.Cache, Store: d.Store, Defaults: d.Defaults,
 			Signatures: &signature.Verifier{Secrets: keychain.ClientSecrets{Client: d.Kube}},
 			Dates:      &poll.Dater{Secrets: keychain.ClientSecrets{Client: d.Kube}},
-			Recorder:   rec, OptIn: d.OptIn, Log: d.Log.With("function", computespec.Name)}))
+			Recorder:   rec, Log: d.Log.With("function", computespec.Name)}))
 	}
 	if slices.Contains(names, prepull.Name) {
 		pd := prepull.Deps{Client: d.Kube, Reader: d.Reader, Config: d.Defaults, Log: d.Log.With("function", prepull.Name), Decoded: decoded}

@@ -61,8 +61,8 @@ func New(t *testing.T) *Env {
 func NewChain(d controller.Deps) (*computespec.Function, *controller.Rollouts) {
 	ro := controller.New(d)
 	c, _ := d.Cache.(computespec.Cache)
-	return computespec.New(computespec.Deps{Cache: c, Store: d.Store, Defaults: d.Defaults, Rollouts: ro,
-		Recorder: d.Recorder, OptIn: d.OptIn, Log: d.Log, Now: d.Now}), ro
+	return computespec.New(ro, computespec.Deps{Cache: c, Store: d.Store, Defaults: d.Defaults,
+		Recorder: d.Recorder, Log: d.Log, Now: d.Now}), ro
 }
 
 // Image pushes repo:tag to the world's registry and returns the reference and digest.
