@@ -181,7 +181,7 @@ func TestCDServiceEvent(t *testing.T) {
 	in, _ := New("in-1", RolloutCompleted, Source("compute-spec"), "x", samples()[RolloutCompleted])
 	in.SetExtension(ExtUpgradeID, "u-7f3a")
 	r := samples()[RolloutCompleted].(RolloutData)
-	out, err := CDServiceEvent(in, r, CDServiceUpgraded)
+	out, err := CDServiceEvent(in, r, CDServiceUpgraded, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,5 +215,31 @@ func TestCDServiceEvent(t *testing.T) {
 	}
 	if UpgradeID(out) != "u-7f3a" {
 		t.Errorf("upgradeid not carried")
+	}
+	if strings.Contains(string(out.Data()), "customData") {
+		t.Errorf("customData without a cluster: %s", out.Data())
+	}
+}
+
+// TestCDServiceEventCarriesTheCluster: in a fleet, each cluster's CDEvent
+// names it, so one push's events across the fleet say where they happened.
+func TestCDServiceEventCarriesTheCluster(t *testing.T) {
+	in, _ := New("in-1", RolloutCompleted, Source("compute-spec"), "x", samples()[RolloutCompleted])
+	r := samples()[RolloutCompleted].(RolloutData)
+	for _, cluster := range []string{"staging", "prod-eu"} {
+		out, err := CDServiceEvent(in, r, CDServiceRolledBack, cluster)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			CustomData            CDClusterData
+			CustomDataContentType string
+		}
+		if err := json.Unmarshal(out.Data(), &body); err != nil {
+			t.Fatal(err)
+		}
+		if body.CustomData.Cluster != cluster || body.CustomDataContentType != "application/json" {
+			t.Errorf("cluster %s: customData %+v (%q)", cluster, body.CustomData, body.CustomDataContentType)
+		}
 	}
 }

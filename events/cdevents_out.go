@@ -25,10 +25,18 @@ type cdServiceContent struct {
 	ArtifactID string `json:"artifactId"`
 }
 
+// CDClusterData is a CDEvent's customData when the cluster has a name in
+// a fleet.
+type CDClusterData struct {
+	Cluster string `json:"cluster"`
+}
+
 // CDServiceEvent builds the CDEvent for a finished rollout of in's workload:
 // service.upgraded when it completed, service.rolledback when it halted
-// after a rollback. The service is the workload, its environment the namespace.
-func CDServiceEvent(in cloudevents.Event, r RolloutData, typ string) (cloudevents.Event, error) {
+// after a rollback. The service is the workload, its environment the
+// namespace; cluster, when named, is carried as customData {"cluster": …},
+// so the CDEvents of one push across a fleet say where each happened.
+func CDServiceEvent(in cloudevents.Event, r RolloutData, typ, cluster string) (cloudevents.Event, error) {
 	id := DeriveID(in.ID(), typ, r.Workload.String())
 	content := cdServiceContent{ArtifactID: ArtifactPURL(r.Target)}
 	content.Environment.ID = r.Workload.Namespace
@@ -43,6 +51,10 @@ func CDServiceEvent(in cloudevents.Event, r RolloutData, typ string) (cloudevent
 			"type":    "service",
 			"content": content,
 		},
+	}
+	if cluster != "" {
+		body["customData"] = CDClusterData{Cluster: cluster}
+		body["customDataContentType"] = "application/json"
 	}
 	out, err := New(id, typ, Source("compute-spec"), r.Workload.String(), body)
 	if err != nil {

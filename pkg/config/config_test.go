@@ -46,7 +46,7 @@ func TestExampleIsTheDefaults(t *testing.T) {
 		t.Errorf("_example differs from StandardDefaults (-want +got):\n%s", diff)
 	}
 	for _, key := range []string{"max-unavailable", "grace-seconds", "prepull", "verify-seconds",
-		"prepull-namespace", "prepull-per-node", "prepull-timeout", "emit-cdevents"} {
+		"prepull-namespace", "prepull-per-node", "prepull-timeout", "emit-cdevents", "cluster"} {
 		if _, ok := data[key]; !ok {
 			t.Errorf("_example does not document %s", key)
 		}
@@ -78,6 +78,8 @@ func TestParseDefaults(t *testing.T) {
 		{"bad budget", map[string]string{"max-unavailable": "lots"}, nil, "max-unavailable"},
 		{"bad duration", map[string]string{"prepull-timeout": "soon"}, nil, `"prepull-timeout"`},
 		{"zero per node", map[string]string{"prepull-per-node": "0"}, nil, "prepull-per-node"},
+		{"cluster", map[string]string{"cluster": "prod-eu"}, func(d *Defaults) { d.Cluster = "prod-eu" }, ""},
+		{"bad cluster", map[string]string{"cluster": "Prod.EU"}, nil, "cluster: want lower-case"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 
 	"knative.dev/pkg/configmap"
 
+	"github.com/inplace-dev/inplace/pkg/core/fleet"
 	"github.com/inplace-dev/inplace/pkg/core/policy"
 	"github.com/inplace-dev/inplace/pkg/inputs/signature"
 )
@@ -26,6 +27,9 @@ type Defaults struct {
 	PrepullTimeout time.Duration
 	// EmitCDEvents makes compute-spec emit CDEvents service.upgraded/rolledback.
 	EmitCDEvents bool
+	// Cluster is this cluster's name in a fleet (the fleet policy's name
+	// for it); its CDEvents carry it. Empty outside a fleet.
+	Cluster string
 	// TemplateReference is how the template sync writes images into a
 	// template unless a workload's inplace.dev/template-reference says
 	// otherwise: "tag@digest" or "tag".
@@ -87,6 +91,7 @@ func ParseDefaults(data map[string]string) (Defaults, error) {
 		configmap.AsInt("prepull-per-node", &d.PrepullPerNode),
 		configmap.AsDuration("prepull-timeout", &d.PrepullTimeout),
 		configmap.AsBool("emit-cdevents", &d.EmitCDEvents),
+		configmap.AsString("cluster", &d.Cluster),
 		configmap.AsString("template-reference", &d.TemplateReference),
 		configmap.AsDuration("watchdog-slack", &d.WatchdogSlack),
 		configmap.AsDuration("watchdog-remind-every", &d.WatchdogRemindEvery),
@@ -122,6 +127,11 @@ func ParseDefaults(data map[string]string) (Defaults, error) {
 	}
 	if err := d.Signature.Validate("configmap " + ConfigMapName + ": signature-* keys: "); err != nil {
 		return d, err
+	}
+	if d.Cluster != "" {
+		if err := fleet.ValidName(d.Cluster); err != nil {
+			return d, fmt.Errorf("configmap %s: cluster: %w", ConfigMapName, err)
+		}
 	}
 	if d.SignatureWait < 0 {
 		return d, fmt.Errorf("configmap %s: signature-wait: must not be negative, not %s", ConfigMapName, d.SignatureWait)

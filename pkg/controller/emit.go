@@ -168,7 +168,8 @@ func (ctl *Rollouts) endEvents(in cloudevents.Event, r *rollout.Rollout, typ str
 		}
 		return append(outs, res), nil
 	}
-	if !ctl.d.Defaults.Load().EmitCDEvents {
+	defaults := ctl.d.Defaults.Load()
+	if !defaults.EmitCDEvents {
 		return outs, nil
 	}
 	cdType := events.CDServiceUpgraded
@@ -178,7 +179,7 @@ func (ctl *Rollouts) endEvents(in cloudevents.Event, r *rollout.Rollout, typ str
 		}
 		cdType = events.CDServiceRolledBack
 	}
-	cd, err := events.CDServiceEvent(e, d, cdType)
+	cd, err := events.CDServiceEvent(e, d, cdType, defaults.Cluster)
 	if err != nil {
 		return nil, settle.Permanent(err)
 	}

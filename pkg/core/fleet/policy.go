@@ -43,6 +43,14 @@ type Stage struct {
 // name is what a stage or cluster may be called: one NATS subject token.
 var name = regexp.MustCompile(`^[a-z0-9]([a-z0-9_-]{0,61}[a-z0-9])?$`)
 
+// ValidName says why s cannot name a stage or a cluster, or nil.
+func ValidName(s string) error {
+	if !name.MatchString(s) {
+		return fmt.Errorf("want lower-case letters, digits, - and _ (at most 63), got %q", s)
+	}
+	return nil
+}
+
 // Parse reads a policy (YAML or JSON) and checks it whole; the error names
 // the first field that is wrong (stages[1].clusters[0]). A field it does
 // not know is an error.
