@@ -17,7 +17,10 @@
 // Subjects:
 //   - PushSubject (fleet.push): published once at the hub, received by
 //     every member, kept in the member's InStream.
-//   - PromoteSubjects (fleet.<cluster>.promote.>): the hub to one member.
+//   - PromoteSubjects (fleet.<cluster>.promote.>): the hub to one member,
+//     kept in its InStream; PromotePush (fleet.<cluster>.promote.push) is
+//     a push released to that member, which Bridge moves onto the
+//     member's own bus as the image.pushed it carries.
 //   - RolloutSubjects (fleet.<cluster>.rollout.>): a member's outcomes,
 //     kept in its own OutStream (Member.Forward copies its chain's
 //     inplace.rollout.* there); the hub's HubStream sources every member's

@@ -20,7 +20,7 @@ const Stale = 5 * time.Second
 // was away waits 30 s for an answer, then 10 s more, before nats-server
 // tries again; removing the source and adding it back sets it up at once,
 // resuming after the last message of that member the hub's stream holds.
-// It returns the members it restarted. Run it whenever a member joins, and
+// It returns the members it restarted, sorted. Run it whenever a member joins, and
 // periodically: it changes nothing while every joined source is live.
 func Resync(ctx context.Context, js jetstream.JetStream, joined []string) ([]string, error) {
 	s, err := js.Stream(ctx, HubStream)
@@ -41,6 +41,7 @@ func Resync(ctx context.Context, js jetstream.JetStream, joined []string) ([]str
 	if len(stale) == 0 {
 		return nil, nil
 	}
+	slices.Sort(stale)
 	members := sourced(info.Config)
 	keep := slices.DeleteFunc(slices.Clone(members), func(m string) bool { return slices.Contains(stale, m) })
 	for _, set := range [][]string{keep, members} {
