@@ -45,6 +45,8 @@ func detail(e cloudevents.Event) (string, error) {
 		return decoded(e, func(d events.RolloutData) string { return rolloutDetail(e.Type(), d) })
 	case events.RolloutResumed:
 		return decoded(e, func(d events.ResumeData) string { return strings.TrimSpace("resumed " + d.Reason) })
+	case events.RolloutAnalysisMeasured, events.RolloutAnalysisPassed, events.RolloutAnalysisFailed:
+		return decoded(e, analysisDetail)
 	case events.CDServiceUpgraded, events.CDServiceRolledBack:
 		return "CDEvent for CD tools", nil
 	}

@@ -41,6 +41,8 @@ type Summary struct {
 	// ExpiresAt is when a finished restart request leaves the default
 	// listing (its ttlSecondsAfterFinished).
 	ExpiresAt time.Time `json:"expiresAt,omitzero"`
+	// Analysis is where the rollout's canary analysis stands.
+	Analysis *AnalysisSummary `json:"analysis,omitempty"`
 }
 
 // Done is how many pods run the target: upgraded, or needing nothing.
@@ -51,7 +53,7 @@ func Summarize(r rollout.Rollout) Summary {
 	s := Summary{
 		Workload: r.Workload.String(), UpgradeID: r.UpgradeID, Phase: r.Phase, Target: r.Target(),
 		Wave: r.Wave, Pods: len(r.Pods) + len(r.Gone), Reason: r.Reason, Message: r.Message,
-		StartedAt: r.StartedAt, UpdatedAt: r.UpdatedAt,
+		StartedAt: r.StartedAt, UpdatedAt: r.UpdatedAt, Analysis: summarizeAnalysis(r.Analysis),
 	}
 	if x := r.Restart; x != nil {
 		s.UpgradeID = x.RequestID
@@ -152,6 +154,7 @@ func WriteStatus(w io.Writer, rows []Summary, now time.Time) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write status: %w", err)
 	}
+	writeAnalyses(w, rows)
 	return nil
 }
 
