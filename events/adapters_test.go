@@ -243,3 +243,34 @@ func TestCDServiceEventCarriesTheCluster(t *testing.T) {
 		}
 	}
 }
+
+// TestCDServiceEventCarriesTheVerdict: a rollout halted by its canary
+// analysis says so in the CDEvent's customData, with the reason and the
+// message naming the query, the value and the threshold; another halt
+// carries none.
+func TestCDServiceEventCarriesTheVerdict(t *testing.T) {
+	in, _ := New("in-1", RolloutHalted, Source("compute-spec"), "x", samples()[RolloutCompleted])
+	msg := "analysis step 1 of 1: query error-ratio: 0.1, want < 0.05 (1 failed, 0 tolerated)"
+	for _, tc := range []struct {
+		reason string
+		want   *CDAnalysisVerdict
+	}{
+		{ReasonAnalysisFailed, &CDAnalysisVerdict{Verdict: AnalysisFailed, Reason: ReasonAnalysisFailed, Message: msg}},
+		{ReasonAnalysisInconclusive, &CDAnalysisVerdict{Verdict: AnalysisInconclusive, Reason: ReasonAnalysisInconclusive, Message: msg}},
+		{"ImagePullBackOff", nil},
+	} {
+		r := samples()[RolloutCompleted].(RolloutData)
+		r.Reason, r.Message = tc.reason, msg
+		out, err := CDServiceEvent(in, r, CDServiceRolledBack, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct{ CustomData CDClusterData }
+		if err := json.Unmarshal(out.Data(), &body); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.want, body.CustomData.Analysis); diff != "" {
+			t.Errorf("%s: customData.analysis (-want +got):\n%s", tc.reason, diff)
+		}
+	}
+}

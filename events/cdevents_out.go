@@ -25,17 +25,43 @@ type cdServiceContent struct {
 	ArtifactID string `json:"artifactId"`
 }
 
-// CDClusterData is a CDEvent's customData when the cluster has a name in
-// a fleet.
+// CDClusterData is a CDEvent's customData: the cluster, when it has a name
+// in a fleet, and the verdict of the canary analysis that halted the
+// rollout.
 type CDClusterData struct {
-	Cluster string `json:"cluster"`
+	Cluster  string             `json:"cluster,omitempty"`
+	Analysis *CDAnalysisVerdict `json:"analysis,omitempty"`
+}
+
+// CDAnalysisVerdict is how a rollout's canary analysis ended: Failed or
+// Inconclusive, with the halt's reason and its message (the query, the
+// value and the threshold).
+type CDAnalysisVerdict struct {
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason"`
+	Message string `json:"message,omitempty"`
+}
+
+// analysisVerdict is the verdict r's halt reason says, nil for another.
+func analysisVerdict(r RolloutData) *CDAnalysisVerdict {
+	v := &CDAnalysisVerdict{Reason: r.Reason, Message: r.Message}
+	switch r.Reason {
+	case ReasonAnalysisFailed:
+		v.Verdict = AnalysisFailed
+	case ReasonAnalysisInconclusive:
+		v.Verdict = AnalysisInconclusive
+	default:
+		return nil
+	}
+	return v
 }
 
 // CDServiceEvent builds the CDEvent for a finished rollout of in's workload:
 // service.upgraded when it completed, service.rolledback when it halted
 // after a rollback. The service is the workload, its environment the
 // namespace; cluster, when named, is carried as customData {"cluster": …},
-// so the CDEvents of one push across a fleet say where each happened.
+// so the CDEvents of one push across a fleet say where each happened, and
+// a halt on a canary analysis as customData {"analysis": {"verdict": …}}.
 func CDServiceEvent(in cloudevents.Event, r RolloutData, typ, cluster string) (cloudevents.Event, error) {
 	id := DeriveID(in.ID(), typ, r.Workload.String())
 	content := cdServiceContent{ArtifactID: ArtifactPURL(r.Target)}
@@ -52,8 +78,8 @@ func CDServiceEvent(in cloudevents.Event, r RolloutData, typ, cluster string) (c
 			"content": content,
 		},
 	}
-	if cluster != "" {
-		body["customData"] = CDClusterData{Cluster: cluster}
+	if custom := (CDClusterData{Cluster: cluster, Analysis: analysisVerdict(r)}); custom != (CDClusterData{}) {
+		body["customData"] = custom
 		body["customDataContentType"] = "application/json"
 	}
 	out, err := New(id, typ, Source("compute-spec"), r.Workload.String(), body)
