@@ -177,3 +177,22 @@ func TestTrustedProxiesFlag(t *testing.T) {
 		}
 	}
 }
+
+// A fleet member's name is one a cluster can have in a fleet, or the
+// process refuses to start, naming the flag.
+func TestFleetMemberIsChecked(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ok   bool
+	}{{"prod-eu", true}, {"", true}, {"Prod.EU", false}, {"hub", false}} {
+		var p Process
+		if err := BindFlags(pflag.NewFlagSet("run", pflag.ContinueOnError), &p); err != nil {
+			t.Fatal(err)
+		}
+		p.FleetMember = tc.name
+		err := p.Validate()
+		if tc.ok != (err == nil) || (err != nil && !strings.Contains(err.Error(), "--fleet-member")) {
+			t.Errorf("--fleet-member=%q: %v, want ok %v", tc.name, err, tc.ok)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/inplace-dev/inplace/pkg/bus"
+	"github.com/inplace-dev/inplace/pkg/bus/fleetnet"
 )
 
 // Process is how one `inplace run` process is wired. It is parsed once at
@@ -34,6 +35,13 @@ type Process struct {
 	// that signed the server's certificate, and a client certificate. The
 	// embedded server serves TLS with NATSTLSCert/NATSTLSKey when set.
 	NATSTLSCA, NATSTLSCert, NATSTLSKey string
+	// FleetMember, when set, makes the process a member of a fleet under
+	// that cluster name: its NATS is a leaf node of the hub whose JetStream
+	// domain is this name; the process sets up the member's fleet streams
+	// (fleetnet.SetupMember, forwarding its rollout outcomes to the hub) and
+	// moves each push the hub releases to it onto its own bus
+	// (fleetnet.Bridge).
+	FleetMember string
 	// Kubeconfig is a kubeconfig path; empty means in-cluster.
 	Kubeconfig string
 	// KubeQPS and KubeBurst bound the process's requests to the API server
@@ -159,6 +167,7 @@ func BindFlags(fs *pflag.FlagSet, p *Process) error {
 	str(&p.NATSTLSCA, "nats-tls-ca", "", "CA certificate of the NATS server (TLS)")
 	str(&p.NATSTLSCert, "nats-tls-cert", "", "TLS client certificate; the embedded server's certificate when it runs one")
 	str(&p.NATSTLSKey, "nats-tls-key", "", "key of --nats-tls-cert")
+	str(&p.FleetMember, "fleet-member", "", "this cluster's name in a fleet: report rollout outcomes to the hub and run the pushes it releases")
 	str(&p.Kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig path; empty means in-cluster")
 	float(&p.KubeQPS, "kube-qps", DefaultKubeQPS, "API requests per second (client-side; negative: no client limit)")
 	num(&p.KubeBurst, "kube-burst", DefaultKubeBurst, "API requests allowed at once above --kube-qps")
@@ -259,6 +268,11 @@ func (p *Process) Validate() error {
 	}
 	if p.NATSURL == "" && p.NATSDataDir == "" {
 		return fmt.Errorf("--nats-data-dir: required for the embedded NATS server")
+	}
+	if p.FleetMember != "" {
+		if err := fleetnet.ValidCluster(p.FleetMember); err != nil {
+			return fmt.Errorf("--fleet-member: %w", err)
+		}
 	}
 	if (p.NATSTLSCert == "") != (p.NATSTLSKey == "") {
 		return fmt.Errorf("--nats-tls-cert and --nats-tls-key: give both or neither")

@@ -16,6 +16,7 @@ import (
 	"github.com/inplace-dev/inplace/pkg/bus/busauth"
 	"github.com/inplace-dev/inplace/pkg/bus/fleetnet"
 	"github.com/inplace-dev/inplace/test/kubelet"
+	"github.com/inplace-dev/inplace/test/stack"
 	"github.com/inplace-dev/inplace/test/world"
 )
 
@@ -24,7 +25,8 @@ import (
 // FLEET_IN; a member's rollout outcome on its own bus reaches the hub's
 // FLEET; a member cut off from the hub records its outcome and it reaches
 // the hub when the link heals; so does one recorded while the hub is
-// down, after the hub restarts.
+// down, after the hub restarts; inplace on a member (stack.Options.Member,
+// --fleet-member) puts a push the hub released to it on its own bus.
 func TestAFleetOfThree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three control planes; skipped with -short")
@@ -92,6 +94,43 @@ func TestAFleetOfThree(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitStream(t, conn(t, f.HubConn), fleetnet.HubStream, want)
+
+	// inplace on staging, as a fleet member, runs the push the hub
+	// releases to it.
+	staging := f.Member("staging")
+	s, err := stack.Start(ctx, staging.World, stack.Options{Dir: t.TempDir(), Member: staging})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	push, err := events.New("push-2", events.ImagePushed, events.Source("test"), f.Registry.Host()+"/ns/app:1.1",
+		map[string]string{"tag": "1.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := bus.Encode(ctx, fleetnet.PromotePush("staging"), push)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := conn(t, f.HubConn).PublishMsg(m); err != nil {
+		t.Fatal(err)
+	}
+	onStaging := conn(t, staging.Conn)
+	err = world.Eventually(ctx, 20*time.Second, "the release on staging's bus", func(ctx context.Context) (bool, error) {
+		js, err := jetstream.New(onStaging)
+		if err != nil {
+			return false, err
+		}
+		st, err := js.Stream(ctx, bus.DefaultConfig().Stream)
+		if err != nil {
+			return false, err
+		}
+		got, err := st.GetLastMsgForSubject(ctx, bus.DefaultConfig().Subject(events.ImagePushed))
+		return err == nil && got.Header.Get(nats.MsgIdHdr) == "push-2", err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 func conn(t *testing.T, dial func(string) (*nats.Conn, error)) *nats.Conn {

@@ -34,6 +34,11 @@ type Options struct {
 	Log *slog.Logger
 	// Process changes the process configuration before it starts.
 	Process func(*config.Process)
+	// Member, when set, runs the stack as that fleet member's inplace: on
+	// the member's NATS (a leaf node of the hub) as its identities, with
+	// --fleet-member, and without the shared registry's notifications (a
+	// fleet's pushes come from its hub).
+	Member *world.Member
 }
 
 // Stack is a running inplace on a world.
@@ -64,6 +69,9 @@ func Start(ctx context.Context, w *world.World, opts Options) (*Stack, error) {
 		return nil, err
 	}
 	p := Process(w.Cluster.Kubeconfig(), opts.Dir)
+	if m := opts.Member; m != nil {
+		p.NATSURL, p.NATSCredentials, p.FleetMember = m.NATS.URL(), m.Credentials, m.Name
+	}
 	if opts.Process != nil {
 		opts.Process(p)
 	}
@@ -78,6 +86,9 @@ func Start(ctx context.Context, w *world.World, opts Options) (*Stack, error) {
 	}
 	s := &Stack{Running: rr, World: w, cancel: cancel, HooksURL: "http://" + rr.HTTPAddr + "/hooks/" + Route,
 		HooksToken: token}
+	if opts.Member != nil {
+		return s, nil
+	}
 	err = w.Registry.SetNotify(registry.Notify{URL: s.HooksURL, Headers: http.Header{"Authorization": {"Bearer " + token}},
 		Timeout: 5 * time.Second, Backoff: 500 * time.Millisecond})
 	if err != nil {

@@ -59,6 +59,9 @@ func Build(ctx context.Context, p *config.Process, l *links, reg prometheus.Regi
 			return nil, err
 		}
 	}
+	if err := a.buildFleetMember(ctx, p, l, log); err != nil {
+		return nil, err
+	}
 	if !needsKube(p) {
 		return a, nil
 	}
