@@ -2,8 +2,6 @@ package events
 
 import (
 	"encoding/json"
-	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -46,13 +44,8 @@ func (d UpgradeRequestData) Validate() error {
 	if err := d.Target.validate("data.target"); err != nil {
 		return err
 	}
-	if len(d.Containers) > MaxRestartContainers {
-		return fieldErr("data.containers", fmt.Sprintf("at most %d containers", MaxRestartContainers))
-	}
-	for i, c := range d.Containers {
-		if c == "" || slices.Contains(d.Containers[:i], c) {
-			return fieldErr(fmt.Sprintf("data.containers[%d]", i), "empty or named twice")
-		}
+	if err := validateContainers(d.Containers); err != nil {
+		return err
 	}
 	if d.Undo != "" && !d.AllowOlder {
 		return fieldErr("data.undo", "an undo goes back: it needs data.allowOlder")

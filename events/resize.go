@@ -43,21 +43,8 @@ type ResizeRequestData struct {
 
 // Validate implements Validator.
 func (d ResizeRequestData) Validate() error {
-	if err := d.Target.validate("data.target"); err != nil {
+	if err := validateRequest(d.Target, d.Containers, d.Reason); err != nil {
 		return err
-	}
-	if len(d.Containers) == 0 {
-		return fieldErr("data.containers", "name at least one container")
-	}
-	if len(d.Containers) > MaxRestartContainers {
-		return fieldErr("data.containers", fmt.Sprintf("at most %d containers", MaxRestartContainers))
-	}
-	seen := map[string]bool{}
-	for i, c := range d.Containers {
-		if c == "" || seen[c] {
-			return fieldErr(fmt.Sprintf("data.containers[%d]", i), "empty or named twice")
-		}
-		seen[c] = true
 	}
 	if d.CPU == "" && d.Memory == "" {
 		return fieldErr("data", "name a cpu or a memory quantity")
@@ -76,9 +63,6 @@ func (d ResizeRequestData) Validate() error {
 	}
 	if d.DeadlineSeconds < 0 {
 		return fieldErr("data.deadlineSeconds", "must not be negative")
-	}
-	if len(d.Reason) > 256 {
-		return fieldErr("data.reason", "at most 256 characters")
 	}
 	return nil
 }
@@ -100,12 +84,7 @@ type ResizeResultData struct {
 }
 
 // Validate implements Validator.
-func (d ResizeResultData) Validate() error {
-	if d.RequestID == "" {
-		return fieldErr("data.requestID", "required")
-	}
-	return d.Target.validate("data.target")
-}
+func (d ResizeResultData) Validate() error { return validateResult(d.RequestID, d.Target) }
 
 // ResizePlan marks a plan (and a pod's state) as a resize: which request
 // and why. The resources, from and to, are on each ContainerPlan.

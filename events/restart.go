@@ -82,29 +82,10 @@ type RestartRequestData struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// MaxRestartContainers bounds the containers one request names.
-const MaxRestartContainers = 32
-
 // Validate implements Validator.
 func (d RestartRequestData) Validate() error {
-	if err := d.Target.validate("data.target"); err != nil {
+	if err := validateRequest(d.Target, d.Containers, d.Reason); err != nil {
 		return err
-	}
-	if len(d.Containers) == 0 {
-		return fieldErr("data.containers", "name at least one container")
-	}
-	if len(d.Containers) > MaxRestartContainers {
-		return fieldErr("data.containers", fmt.Sprintf("at most %d containers", MaxRestartContainers))
-	}
-	seen := map[string]bool{}
-	for i, c := range d.Containers {
-		if c == "" || seen[c] {
-			return fieldErr(fmt.Sprintf("data.containers[%d]", i), "empty or named twice")
-		}
-		seen[c] = true
-	}
-	if len(d.Reason) > 256 {
-		return fieldErr("data.reason", "at most 256 characters")
 	}
 	return d.Strategy.validate("data.strategy")
 }
@@ -122,12 +103,7 @@ type RestartResultData struct {
 }
 
 // Validate implements Validator.
-func (d RestartResultData) Validate() error {
-	if d.RequestID == "" {
-		return fieldErr("data.requestID", "required")
-	}
-	return d.Target.validate("data.target")
-}
+func (d RestartResultData) Validate() error { return validateResult(d.RequestID, d.Target) }
 
 // RestartPlan marks a plan (and a pod's state) as a restart: which request,
 // with what strategy and why.

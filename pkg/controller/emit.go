@@ -107,11 +107,8 @@ func (ctl *Rollouts) plannedEvent(in cloudevents.Event, r *rollout.Rollout, p *r
 		Signer:          r.Signer,
 		Attempt:         p.Attempt(),
 	}
-	if r.Restart != nil {
-		plan.Restart = r.Restart.Plan()
-	}
-	if r.Resize != nil {
-		plan.Resize = r.Resize.Plan()
+	if x := r.Request(); x != nil {
+		x.Mark(&plan)
 	}
 	e, err := events.Follow(in, inplace.StepID(plan, events.UpgradePlanned), events.UpgradePlanned, events.Source(Name), plan.Pod.String(), plan)
 	if err != nil {
@@ -154,15 +151,8 @@ func (ctl *Rollouts) endEvents(in cloudevents.Event, r *rollout.Rollout, typ str
 	}
 	e.SetExtension(events.ExtUpgradeID, r.UpgradeID)
 	outs := []cloudevents.Event{e}
-	if r.Restart != nil {
-		res, err := restartResult(in, r, typ == events.RolloutHalted)
-		if err != nil {
-			return nil, err
-		}
-		return append(outs, res), nil
-	}
-	if r.Resize != nil {
-		res, err := resizeResult(in, r, typ == events.RolloutHalted)
+	if x := r.Request(); x != nil {
+		res, err := requestResult(in, r, x, typ == events.RolloutHalted)
 		if err != nil {
 			return nil, err
 		}

@@ -9,7 +9,6 @@ import (
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/pkg/core/resize"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
 )
@@ -90,8 +89,7 @@ func (ctl *Rollouts) replanRecord(ctx context.Context, in cloudevents.Event, ref
 		HoldPulling(view, r, cands, timeout, ctl.d.Now())
 		planned := rollout.Plan(r, rollout.StepCandidates(r, cands), in.ID(), paused, ctl.d.Now())
 		rollout.Settle(r, in.ID(), ctl.d.Now())
-		planned = append(planned, rollout.SettleRestart(r, cands, in.ID(), ctl.d.Now())...)
-		rollout.SettleResize(r, in.ID(), ctl.d.Now())
+		planned = append(planned, rollout.SettleRequest(r, cands, in.ID(), ctl.d.Now())...)
 		if ifPlans && r.Phase == phase && r.Wave == wave {
 			return nil, errNoChange
 		}
@@ -139,15 +137,9 @@ func (ctl *Rollouts) observe(ctx context.Context, ref events.ObjectRef, raw []by
 			return t, nil, "", err
 		}
 	}
-	if cur.Restart != nil {
-		return t, planner.RestartCandidates(ref.Kind, pods, cur.Restart.Containers), cur.UpgradeID, nil
-	}
-	if x := cur.Resize; x != nil {
-		ch, err := resize.Parse(x.CPU, x.Memory)
-		if err != nil {
-			return t, nil, "", settle.Permanent(err)
-		}
-		return t, planner.ResizeCandidates(ref.Kind, pods, x.Containers, ch), cur.UpgradeID, nil
+	if x := cur.Request(); x != nil {
+		cands, err := planner.RequestCandidates(ref.Kind, pods, x)
+		return t, cands, cur.UpgradeID, err
 	}
 	return t, ctl.plans.Candidates(rollout.Key(ref), cur.UpgradeID, ref.Kind, pods, cur.Push, t.Options.Policy), cur.UpgradeID, nil
 }

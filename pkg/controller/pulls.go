@@ -75,7 +75,7 @@ func HoldPulling(v *PullView, r *rollout.Rollout, cands []rollout.Candidate, tim
 	}
 	for i := range cands {
 		c := &cands[i]
-		c.Held = v != nil && r.Options.Prepull && r.Restart == nil && r.Resize == nil && len(c.Containers) > 0 && c.Pod.Node != "" &&
+		c.Held = v != nil && r.Options.Prepull && r.Request() == nil && len(c.Containers) > 0 && c.Pod.Node != "" &&
 			!planned[c.Pod.Node] && v.pulling(c, timeout, now)
 	}
 }

@@ -149,11 +149,8 @@ func PodPlan(r *rollout.Rollout, p *rollout.Pod) events.Plan {
 		VerifySeconds: r.Options.VerifySeconds, MinReadySeconds: r.Options.MinReadySeconds, PlannedAt: p.PlannedAt,
 		Signer: r.Signer, Attempt: p.Attempt(),
 	}
-	if r.Restart != nil {
-		plan.Restart = r.Restart.Plan()
-	}
-	if r.Resize != nil {
-		plan.Resize = r.Resize.Plan()
+	if x := r.Request(); x != nil {
+		x.Mark(&plan)
 	}
 	return plan
 }

@@ -98,7 +98,7 @@ func (r *Rollout) leave(p *Pod) {
 // nothing at all (then there is nothing to roll out). inputID is recorded so
 // a redelivery re-emits the same completion.
 func Settle(r *Rollout, inputID string, now time.Time) (settledNow bool) {
-	if r.Phase != Running || r.Restart != nil || r.Resize != nil || !r.Analysis.Done() {
+	if r.Phase != Running || r.Request() != nil || !r.Analysis.Done() {
 		return false
 	}
 	for _, p := range r.Pods {

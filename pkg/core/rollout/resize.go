@@ -20,6 +20,14 @@ type Resize struct {
 	FinishedAt time.Time `json:"finishedAt,omitzero"`
 }
 
+// NewResize is the record of resize request id.
+func NewResize(id string, req events.ResizeRequestData) *Resize {
+	return &Resize{RequestID: id, Containers: req.Containers, CPU: req.CPU, Memory: req.Memory, Reason: req.Reason}
+}
+
+// ID implements Request.
+func (x *Resize) ID() string { return x.RequestID }
+
 // Target is how the rollout names what it does ("resize app cpu 500m").
 func (x *Resize) Target() string {
 	s := "resize " + strings.Join(x.Containers, ",")
@@ -32,53 +40,43 @@ func (x *Resize) Target() string {
 	return s
 }
 
-// Plan is what every upgrade.planned of the resize carries.
-func (x *Resize) Plan() *events.ResizePlan {
-	return &events.ResizePlan{RequestID: x.RequestID, Reason: x.Reason}
+// Mark implements Request: every upgrade.planned of the resize carries it.
+func (x *Resize) Mark(plan *events.Plan) {
+	plan.Resize = &events.ResizePlan{RequestID: x.RequestID, Reason: x.Reason}
 }
 
-// BeginResize starts the resize request on a workload. A redelivered
-// request returns prev as is; an unfinished rollout of anything else makes
-// it wait (ErrBusy): one decision at a time per pod.
-func BeginResize(prev *Rollout, id string, w events.ObjectRef, req events.ResizeRequestData, opts Options, now time.Time) (*Rollout, error) {
-	if prev != nil && prev.Resize != nil && prev.Resize.RequestID == id {
-		return prev, nil
+// Result implements Request: container.resize.succeeded, or .failed when
+// it halted or left pods failed or resized back.
+func (x *Resize) Result(r *Rollout, halted bool) (string, any) {
+	d := events.ResizeResultData{RequestID: x.RequestID, Target: r.Workload, Containers: x.Containers, CPU: x.CPU, Memory: x.Memory,
+		Counts: r.Counts(), Reason: r.Reason, Message: r.Message}
+	if r.Sync != nil && !halted {
+		d.Template = r.Sync.Result
 	}
-	if prev != nil && !prev.Phase.Finished() && prev.Phase != Halted {
-		return nil, fmt.Errorf("%w: %s is %s", ErrBusy, prev.UpgradeID, prev.Phase)
+	if !halted && d.Counts.Failed == 0 && d.Counts.RolledBack == 0 {
+		return events.ContainerResizeSucceeded, d
 	}
-	r := &Rollout{
-		UpgradeID: id, Workload: w, Phase: Running, Options: opts,
-		Pods: map[string]*Pod{}, StartedAt: now, UpdatedAt: now, ProgressAt: now, History: map[string]History{},
-		Resize: &Resize{RequestID: id, Containers: req.Containers, CPU: req.CPU, Memory: req.Memory, Reason: req.Reason},
+	if d.Reason == "" {
+		d.Reason = "ResizeFailed"
+		d.Message = fmt.Sprintf("%d of %d pods failed, %d resized back", d.Counts.Failed, d.Counts.Pods, d.Counts.RolledBack)
 	}
-	if prev != nil {
-		for repo, h := range prev.History {
-			r.History[repo] = h
-		}
-		r.Push = prev.Push
-		r.LastMoved = lastMoved(prev)
-	}
-	return r, nil
+	return events.ContainerResizeFailed, d
 }
 
-// SettleResize moves a resize whose pods are all done to Syncing, so the
+func (x *Resize) step(cands []Candidate) []Candidate { return cands }
+
+func (x *Resize) attach(r *Rollout) { r.Resize = x }
+
+// settle moves a resize whose pods are all done to Syncing, so the
 // template follows the pods' new resources (as it follows a push's images);
 // one that resized no pod completes with the template as it is.
-func SettleResize(r *Rollout, inputID string, now time.Time) {
-	if r.Resize == nil || r.Phase != Running {
-		return
-	}
-	for _, p := range r.Pods {
-		if p.State == Pending || p.State == InFlight {
-			return
-		}
-	}
+func (x *Resize) settle(r *Rollout, _ []Candidate, inputID string, now time.Time) []*Pod {
 	r.SettledBy, r.UpdatedAt = inputID, now
 	if r.Idle() {
-		r.Phase, r.Resize.FinishedAt = Completed, now
+		r.Phase, x.FinishedAt = Completed, now
 		r.Sync = &Sync{Step: "done", Result: events.TemplateNone, Note: "no pod needed resizing"}
-		return
+		return nil
 	}
 	r.Phase = Syncing
+	return nil
 }

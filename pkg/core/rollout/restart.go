@@ -22,6 +22,14 @@ type Restart struct {
 	FinishedAt time.Time `json:"finishedAt,omitzero"`
 }
 
+// NewRestart is the record of restart request id.
+func NewRestart(id string, req events.RestartRequestData) *Restart {
+	return &Restart{RequestID: id, Containers: req.Containers, Strategy: req.Strategy, Reason: req.Reason}
+}
+
+// ID implements Request.
+func (x *Restart) ID() string { return x.RequestID }
+
 // Current are the containers restarted in the current step.
 func (x *Restart) Current() []string {
 	if x.Strategy.OrderedRecreate && x.Step < len(x.Containers) {
@@ -33,9 +41,24 @@ func (x *Restart) Current() []string {
 // Target is how the rollout names what it does ("restart app,sidecar").
 func (x *Restart) Target() string { return "restart " + strings.Join(x.Current(), ",") }
 
-// Plan is what every upgrade.planned of the restart carries.
-func (x *Restart) Plan() *events.RestartPlan {
-	return &events.RestartPlan{RequestID: x.RequestID, Strategy: x.Strategy, Reason: x.Reason}
+// Mark implements Request: every upgrade.planned of the restart carries it.
+func (x *Restart) Mark(plan *events.Plan) {
+	plan.Restart = &events.RestartPlan{RequestID: x.RequestID, Strategy: x.Strategy, Reason: x.Reason}
+}
+
+// Result implements Request: container.restart.succeeded, or .failed when
+// it halted or left pods failed (failurePolicy Ignore).
+func (x *Restart) Result(r *Rollout, halted bool) (string, any) {
+	d := events.RestartResultData{RequestID: x.RequestID, Target: r.Workload, Containers: x.Containers,
+		Strategy: x.Strategy, Counts: r.Counts(), Reason: r.Reason, Message: r.Message}
+	if !halted && d.Counts.Failed == 0 {
+		return events.ContainerRestartSucceeded, d
+	}
+	if d.Reason == "" {
+		d.Reason = "RestartFailed"
+		d.Message = fmt.Sprintf("%d of %d pods failed (failurePolicy Ignore)", d.Counts.Failed, d.Counts.Pods)
+	}
+	return events.ContainerRestartFailed, d
 }
 
 // StepID is the upgrade id of a step: the request's for the first, then
@@ -47,41 +70,15 @@ func (x *Restart) StepID() string {
 	return fmt.Sprintf("%s-%d", x.RequestID, x.Step+1)
 }
 
-// ErrBusy: the workload has a rollout in progress; a restart waits for it.
-var ErrBusy = fmt.Errorf("a rollout is in progress")
+func (x *Restart) attach(r *Rollout) { r.Restart = x }
 
-// BeginRestart starts the restart request on a workload. A redelivered
-// request returns prev as is; an unfinished rollout of anything else makes
-// it wait (ErrBusy): one decision at a time per pod.
-func BeginRestart(prev *Rollout, id string, w events.ObjectRef, req events.RestartRequestData, opts Options, now time.Time) (*Rollout, error) {
-	if prev != nil && prev.Restart != nil && prev.Restart.RequestID == id {
-		return prev, nil
-	}
-	if prev != nil && !prev.Phase.Finished() && prev.Phase != Halted {
-		return nil, fmt.Errorf("%w: %s is %s", ErrBusy, prev.UpgradeID, prev.Phase)
-	}
-	r := &Rollout{
-		UpgradeID: id, Workload: w, Phase: Running, Options: opts,
-		Pods: map[string]*Pod{}, StartedAt: now, UpdatedAt: now, ProgressAt: now, History: map[string]History{},
-		Restart: &Restart{RequestID: id, Containers: req.Containers, Strategy: req.Strategy, Reason: req.Reason},
-	}
-	if prev != nil {
-		for repo, h := range prev.History {
-			r.History[repo] = h
-		}
-		r.Push = prev.Push
-		r.LastMoved = lastMoved(prev)
-	}
-	return r, nil
-}
-
-// StepCandidates keeps, with orderedRecreate, only the current step's
-// container of each candidate.
-func StepCandidates(r *Rollout, cands []Candidate) []Candidate {
-	if r.Restart == nil || !r.Restart.Strategy.OrderedRecreate {
+// step keeps, with orderedRecreate, only the current step's container of
+// each candidate.
+func (x *Restart) step(cands []Candidate) []Candidate {
+	if !x.Strategy.OrderedRecreate {
 		return cands
 	}
-	want := r.Restart.Current()
+	want := x.Current()
 	out := make([]Candidate, 0, len(cands))
 	for _, c := range cands {
 		c.Containers = nil
@@ -98,20 +95,10 @@ func StepCandidates(r *Rollout, cands []Candidate) []Candidate {
 	return out
 }
 
-// SettleRestart ends a restart whose pods are all done: the next step of
-// an ordered restart (its pods planned anew from cands), or Completed. The
-// template is left as it is: it keeps its stable reference. It returns the
-// pods planned for a next step.
-func SettleRestart(r *Rollout, cands []Candidate, inputID string, now time.Time) []*Pod {
-	if r.Restart == nil || r.Phase != Running {
-		return nil
-	}
-	for _, p := range r.Pods {
-		if p.State == Pending || p.State == InFlight {
-			return nil
-		}
-	}
-	x := r.Restart
+// settle ends a restart whose pods are all done: the next step of an
+// ordered restart (its pods planned anew from cands), or Completed. The
+// template is left as it is: it keeps its stable reference.
+func (x *Restart) settle(r *Rollout, cands []Candidate, inputID string, now time.Time) []*Pod {
 	if x.Strategy.OrderedRecreate && x.Step+1 < len(x.Containers) {
 		x.Step++
 		r.UpgradeID = x.StepID()
@@ -121,7 +108,7 @@ func SettleRestart(r *Rollout, cands []Candidate, inputID string, now time.Time)
 			}
 			delete(r.Pods, name)
 		}
-		return Plan(r, StepCandidates(r, cands), inputID, false, now)
+		return Plan(r, x.step(cands), inputID, false, now)
 	}
 	r.Phase, r.SettledBy, r.UpdatedAt, x.FinishedAt = Completed, inputID, now, now
 	r.Sync = &Sync{Step: "done", Result: events.TemplateNone, Note: "a restart leaves the template as it is"}

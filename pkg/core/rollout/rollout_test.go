@@ -353,7 +353,7 @@ func TestRestartIsNotUndone(t *testing.T) {
 	up := &Rollout{UpgradeID: "u-1", Workload: w, Phase: Completed, Pods: map[string]*Pod{
 		"web-0": {Name: "web-0", UID: "a", State: Succeeded, UpgradeID: "u-1", Containers: []events.ContainerPlan{{
 			Name: "app", FromImage: "r/shop:1.0", FromImageID: "r/shop@sha256:" + strings.Repeat("1", 64), ToImage: "r/shop:1.1"}}}}}
-	r, err := BeginRestart(up, "r-1", w, events.RestartRequestData{Target: w, Containers: []string{"app"}}, Options{Budget: 1}, now)
+	r, err := BeginRequest(up, NewRestart("r-1", events.RestartRequestData{Target: w, Containers: []string{"app"}}), w, Options{Budget: 1}, now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -192,13 +192,11 @@ type Sync struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// Target is the pushed reference being rolled out.
+// Target is the pushed reference being rolled out, or what the request
+// does.
 func (r *Rollout) Target() string {
-	if r.Restart != nil {
-		return r.Restart.Target()
-	}
-	if r.Resize != nil {
-		return r.Resize.Target()
+	if x := r.Request(); x != nil {
+		return x.Target()
 	}
 	return r.Push.Ref()
 }

@@ -70,7 +70,7 @@ func lastMoved(prev *Rollout) *Moved {
 // moved reports whether the rollout moved a pod. A restart moves none to
 // other bytes, nor does a resize: undo looks past them.
 func (r *Rollout) moved() bool {
-	return r.Restart == nil && r.Resize == nil && slices.ContainsFunc(r.all(), func(p *Pod) bool { return p.State == Succeeded && p.UpgradeID == r.UpgradeID })
+	return r.Request() == nil && slices.ContainsFunc(r.all(), func(p *Pod) bool { return p.State == Succeeded && p.UpgradeID == r.UpgradeID })
 }
 
 // UndoOf says what undoing r goes back to: the images recorded when its

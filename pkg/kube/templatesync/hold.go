@@ -24,7 +24,7 @@ import (
 // owns the template, which the sync leaves alone; no pod planned yet; a
 // planned container the template lacks; a template sync recorded).
 func (s *Syncer) Hold(ctx context.Context, r *rollout.Rollout, sts *appsv1.StatefulSet) (*appsv1.StatefulSet, error) {
-	if r.Workload.Kind != "StatefulSet" || r.Resize != nil || r.Restart != nil || leftToGitOps(sts.ObjectMeta) {
+	if r.Workload.Kind != "StatefulSet" || r.Request() != nil || leftToGitOps(sts.ObjectMeta) {
 		return nil, nil
 	}
 	next, ok := withImages(sts, styled(plannedImages(r), r.Options.TemplateReference))
