@@ -12,7 +12,8 @@ import (
 const (
 	CDEventsSpecVersion = "0.4.1"
 	// CDServiceUpgraded: a rollout completed; the workload runs the new
-	// artifact (emit-cdevents in config-inplace).
+	// artifact (emit-cdevents in config-inplace). In a fleet (`cluster` in
+	// config-inplace) both carry customData `{"cluster": "<name>"}`.
 	CDServiceUpgraded = "dev.cdevents.service.upgraded.0.2.0"
 	// CDServiceRolledBack: a rollout halted with pods rolled back.
 	CDServiceRolledBack = "dev.cdevents.service.rolledback.0.2.0"
