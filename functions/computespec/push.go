@@ -75,6 +75,10 @@ func (f *Function) upgrade(ctx context.Context, in cloudevents.Event, push event
 			}
 			continue
 		}
+		if t.AnalysisErr != nil { // never rolled out without the analysis it asks for
+			refused = append(refused, f.refuse(t, push, t.AnalysisErr))
+			continue
+		}
 		more, err := f.start(ctx, in, push, t)
 		switch {
 		case errors.Is(err, errOlder):
@@ -163,6 +167,7 @@ func (f *Function) startOnce(ctx context.Context, in cloudevents.Event, push eve
 		r = rollout.Begin(prev, upgradeID, ref, push, t.RolloutOptions(), now)
 		if prev == nil || prev.UpgradeID != upgradeID {
 			r.Signer, r.TraceParent = signer, events.Ext(in, events.ExtTraceParent)
+			r.Analysis = t.RolloutAnalysis()
 		}
 		switch {
 		case prev != nil && prev.UpgradeID == upgradeID:

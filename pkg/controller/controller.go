@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
@@ -71,6 +72,10 @@ type Deps struct {
 	// Decoded shares decoded records by revision with the process's other
 	// readers (the guards); nil decodes each read.
 	Decoded *rollout.Decoded
+	// Measurer measures a canary analysis's queries (Prometheus); nil: a
+	// rollout whose workload asks for an analysis halts inconclusive at
+	// its first measurement, never promoted.
+	Measurer Measurer
 	// Pods reads the pod an outcome is about before the outcome is
 	// recorded (the process's kube.Reader); nil: Cache.PodsOf. Fresh reads
 	// it from the API server when that contradicts the outcome; nil: the
@@ -86,6 +91,8 @@ type Rollouts struct {
 	// syncs holds one template sync at a time per workload.
 	syncs keylock.Locks
 	plans planner.Memo
+	// after requeues a workload's analysis (the Waker's AddAfter).
+	after atomic.Pointer[func(events.ObjectRef, time.Duration)]
 }
 
 // New returns the rollout controller.

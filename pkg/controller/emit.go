@@ -59,6 +59,9 @@ func (ctl *Rollouts) Advance(ctx context.Context, in cloudevents.Event, r *rollo
 		}
 		outs = append(outs, more...)
 	}
+	if r.Canaried() {
+		ctl.requeue(r.Workload, 0) // its canary is in: the analysis goes on
+	}
 	if stalled(r) && ctl.d.Records == nil {
 		// Without the watches (Knative mode) a stalled rollout polls; with
 		// them the Waker moves it on (a pod Ready, a pull done) and the
@@ -72,7 +75,7 @@ func (ctl *Rollouts) Advance(ctx context.Context, in cloudevents.Event, r *rollo
 // stalled: pods wait, nothing is in flight to free a slot, nothing else will
 // come to wake the rollout. Unavailable pods may be Ready a moment later.
 func stalled(r *rollout.Rollout) bool {
-	if r.Phase != rollout.Running {
+	if r.Phase != rollout.Running || r.Canaried() { // an analysis has deadlines of its own
 		return false
 	}
 	pending := false

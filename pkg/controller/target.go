@@ -3,6 +3,7 @@ package controller
 import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/core/analysis"
 	"github.com/inplace-dev/inplace/pkg/core/policy"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/kube"
@@ -21,6 +22,12 @@ type Target struct {
 	BudgetFrom string
 	// TemplateReference is the workload's template reference style.
 	TemplateReference string
+	// Analysis is the workload's canary analysis (inplace.dev/analysis),
+	// parsed; AnalysisFrom where it is; AnalysisErr why it cannot be
+	// used (the rollout is refused: never rolled out without it).
+	Analysis     *analysis.Spec
+	AnalysisFrom analysis.Source
+	AnalysisErr  error
 }
 
 // TargetOf is w with its opt-in read from its annotations under d.
@@ -42,6 +49,7 @@ func TargetOf(w kube.Workload, d config.Defaults) Target {
 		t.Skip = rerr.Error()
 	}
 	t.TemplateReference = ref
+	t.Analysis, t.AnalysisFrom, t.AnalysisErr = analysisOf(w)
 	return t
 }
 
@@ -53,6 +61,7 @@ func TargetOf(w kube.Workload, d config.Defaults) Target {
 func (t Target) Undoing(push events.UpgradeRequestData) Target {
 	if push.Undo != "" && t.Options.OptedIn {
 		t.Options.Policy = policy.UndoPolicy()
+		t.Analysis, t.AnalysisErr = nil, nil // an undo goes back without a canary
 	}
 	return t
 }

@@ -24,6 +24,9 @@ func (ctl *Rollouts) Wake(ctx context.Context, ref events.ObjectRef) ([]cloudeve
 		return nil, err
 	}
 	r, err := Decode(raw)
+	if err == nil && r != nil && r.Canaried() {
+		return ctl.Analyze(ctx, ref)
+	}
 	if err != nil || !waiting(r) {
 		return nil, err
 	}

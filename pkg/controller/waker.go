@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"reflect"
+	"time"
 
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
 
@@ -69,6 +70,11 @@ func NewWaker(ctl *Rollouts, c Informers, publish func(context.Context, cloudeve
 			return nil, err
 		}
 	}
+	after := func(ref events.ObjectRef, d time.Duration) {
+		ref.UID = ""
+		w.q.AddAfter(wakeKey{workload: ref}, d)
+	}
+	ctl.after.Store(&after)
 	return w, nil
 }
 

@@ -92,6 +92,9 @@ func (ctl *Rollouts) sweepOne(ctx context.Context, key string) ([]cloudevents.Ev
 	if err := ctl.releaseHalted(ctx, r); err != nil { // its last outcome's release may have been lost
 		return nil, err
 	}
+	if r.Canaried() { // an analysis step, resumed from the record after a restart
+		return ctl.Analyze(ctx, r.Workload)
+	}
 	pods, err := ctl.d.Cache.PodsOf(r.Workload)
 	if err != nil {
 		return nil, wrap("pods of "+r.Workload.String(), err)

@@ -59,6 +59,7 @@ func Roles() []Role {
 			events.ContainerResizeSucceeded, events.ContainerResizeFailed,
 			events.ContainerRestartRequested, // a ConfigMap or Secret changed (pkg/kube/reconfig)
 			events.RolloutAnalysisMeasured, events.RolloutAnalysisPassed, events.RolloutAnalysisFailed,
+			events.UpgradeRequested, // the undo of a canary whose analysis failed
 		}},
 		{Name: PrePull, Consumer: true, Rollouts: List, // watches them to pre-pull every node at once
 			Publishes: []string{events.ImagePrepulled, events.UpgradeFailed}},

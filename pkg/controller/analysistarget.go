@@ -1,0 +1,45 @@
+package controller
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/inplace-dev/inplace/pkg/core/analysis"
+	"github.com/inplace-dev/inplace/pkg/core/rollout"
+	"github.com/inplace-dev/inplace/pkg/kube"
+)
+
+// analysisOf is the canary analysis w's inplace.dev/analysis asks for
+// (nil: none), where it comes from, or why it cannot be read: a spec that
+// does not parse (the error names the field). A spec in a ConfigMap is
+// read by ReadAnalysis.
+func analysisOf(w kube.Workload) (*analysis.Spec, analysis.Source, error) {
+	src, ok, err := analysis.FromAnnotations(w.Meta.Annotations)
+	if !ok || err != nil {
+		return nil, src, err
+	}
+	if src.ConfigMap != "" {
+		return nil, src, fmt.Errorf("annotation %s: ConfigMap %s: %w", analysis.AnnotationAnalysis, src.ConfigMap, errConfigMapUnread)
+	}
+	spec, err := analysis.Parse(src.Inline)
+	if err != nil {
+		return nil, src, fmt.Errorf("annotation %s: %w", analysis.AnnotationAnalysis, err)
+	}
+	return &spec, src, nil
+}
+
+// errConfigMapUnread: the spec is in a ConfigMap nobody read yet
+// (ReadAnalysis reads it).
+var errConfigMapUnread = errors.New("not read: this process reads no ConfigMaps")
+
+// RolloutAnalysis is the analysis a rollout of t begins with (nil: none).
+func (t Target) RolloutAnalysis() *rollout.Analysis {
+	if t.Analysis == nil {
+		return nil
+	}
+	from := "annotation"
+	if t.AnalysisFrom.ConfigMap != "" {
+		from = "configmap:" + t.AnalysisFrom.ConfigMap + "/" + t.AnalysisFrom.Key
+	}
+	return &rollout.Analysis{Spec: *t.Analysis, Source: from}
+}
