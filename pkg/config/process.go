@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -75,6 +76,10 @@ type Process struct {
 	Bus bus.Config
 	// LogLevel is debug, info, warn or error.
 	LogLevel string
+	// PrometheusURL is the Prometheus (http(s)://host[:port][/path]) the
+	// canary analyses (inplace.dev/analysis) query; empty: a rollout that
+	// asks for an analysis halts inconclusive, never promoted.
+	PrometheusURL string
 	// WatchdogPeriod is how often compute-spec's watchdog enforces the
 	// deadlines of the rollouts in flight.
 	WatchdogPeriod time.Duration
@@ -210,6 +215,7 @@ func BindFlags(fs *pflag.FlagSet, p *Process) error {
 	}
 	durs(&p.Bus.Backoff, "retry-backoff", p.Bus.Backoff, "delays before the retries of a failed event (the last repeats)")
 	num(&p.Bus.RetryLimit, "retry-limit", p.Bus.RetryLimit, "failed deliveries of an event before it is dead-lettered")
+	str(&p.PrometheusURL, "prometheus-url", "", "Prometheus the canary analyses (inplace.dev/analysis) query, e.g. http://prometheus.monitoring:9090; empty: a rollout asking for one halts inconclusive")
 	dur(&p.WatchdogPeriod, "watchdog-period", 30*time.Second, "how often compute-spec enforces the deadlines of rollouts in flight")
 	fns := strings.Join(AllFunctions, ",")
 	if v, ok := os.LookupEnv(env("functions")); ok {
@@ -262,6 +268,9 @@ func (p *Process) Validate() error {
 		if d <= 0 {
 			return fmt.Errorf("--retry-backoff: %s is not positive", d)
 		}
+	}
+	if u, err := url.Parse(p.PrometheusURL); p.PrometheusURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		return fmt.Errorf("--prometheus-url: %q: want http(s)://host[:port][/path]", p.PrometheusURL)
 	}
 	if p.WatchdogPeriod <= 0 {
 		return fmt.Errorf("--watchdog-period: must be positive, not %s", p.WatchdogPeriod)

@@ -29,6 +29,7 @@ import (
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/inputs/keychain"
 	"github.com/inplace-dev/inplace/pkg/inputs/poll"
+	promquery "github.com/inplace-dev/inplace/pkg/inputs/prometheus"
 	"github.com/inplace-dev/inplace/pkg/inputs/signature"
 	"github.com/inplace-dev/inplace/pkg/kube"
 	"github.com/inplace-dev/inplace/pkg/kube/guard"
@@ -69,6 +70,9 @@ type FunctionDeps struct {
 	// bus, every WatchdogPeriod; without it no watchdog runs (dry runs).
 	Publish        func(ctx context.Context, e cloudevents.Event) error
 	WatchdogPeriod time.Duration
+	// Measurer measures the canary analyses' queries (Prometheus); nil: a
+	// rollout asking for an analysis halts inconclusive.
+	Measurer controller.Measurer
 	// Registry takes the functions' own metrics (patch-pod's planned
 	// restarts); nil registers none.
 	Registry prometheus.Registerer
@@ -172,7 +176,7 @@ func rolloutController(d FunctionDeps, rec kube.Recorder, decoded *rollout.Decod
 	log := d.Log.With("function", computespec.Name)
 	syncer := &templatesync.Syncer{Client: d.Kube, Recorder: rec, Log: log}
 	cd := controller.Deps{Cache: d.Cache, Store: d.Store, Defaults: d.Defaults,
-		Syncer: syncer, Recorder: rec, OptIn: d.OptIn, Log: log, Decoded: decoded}
+		Syncer: syncer, Recorder: rec, OptIn: d.OptIn, Log: log, Decoded: decoded, Measurer: d.Measurer}
 	cd.Fresh = kube.Live{Client: d.Kube}
 	if d.Reader != nil {
 		cd.Pods = d.Reader
@@ -235,6 +239,13 @@ func (a *App) buildFunctions(ctx context.Context, p *config.Process, l *links, l
 	d := FunctionDeps{Workers: p.Workers, Kube: a.Kube, EventsClient: a.Events, Reader: a.Reader, Cache: a.Cache, Informers: a.Cache, Store: a.KV, Defaults: a.Defaults, Events: true, Log: log,
 		WatchdogPeriod: p.WatchdogPeriod, Records: map[string]guard.Records{}, Leases: map[string]*bus.Leases{}, Registry: a.registry,
 		OptIn: &kube.OptedIn{Client: a.Kube, Namespace: p.Namespace, Log: log}}
+	if p.PrometheusURL != "" {
+		c, err := promquery.New(promquery.Config{URL: p.PrometheusURL})
+		if err != nil {
+			return fmt.Errorf("--prometheus-url: %w", err)
+		}
+		d.Measurer = c
+	}
 	if l != nil { // each function reads the rollout records, and publishes, as itself
 		d.Publish = l.bus(computespec.Name).Publish
 		if p.Runs(computespec.Name) {
