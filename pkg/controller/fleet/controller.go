@@ -116,8 +116,11 @@ func (c *Controller) sync(ctx context.Context, push string) error {
 	return nil
 }
 
-// release publishes the push to each cluster of the stage not yet sent
-// it, recording each, then records the stage released.
+// release records each cluster of the stage sent, then publishes it the
+// push (so a report of a cluster that got the push always finds it sent;
+// until the stage is recorded released, every wake publishes again, and
+// the message id makes that a duplicate), then records the stage
+// released.
 func (c *Controller) release(ctx context.Context, r *core.Record, stage string) error {
 	var e cloudevents.Event
 	if err := e.UnmarshalJSON(r.Event); err != nil {
@@ -125,14 +128,11 @@ func (c *Controller) release(ctx context.Context, r *core.Record, stage string) 
 	}
 	sent := func(r *core.Record) *map[string]time.Time { return &r.Sent }
 	for _, cl := range stageOf(r.Policy, stage).Clusters {
-		if _, ok := r.Sent[cl]; ok {
-			continue
+		if err := c.note(ctx, r.Push, stage, sent, cl); err != nil {
+			return err
 		}
 		if err := c.o.Release.Release(ctx, cl, MsgID(r.Push, cl), e); err != nil {
 			return fmt.Errorf("release %s to %s: %w", stage, cl, err)
-		}
-		if err := c.note(ctx, r.Push, stage, sent, cl); err != nil {
-			return err
 		}
 	}
 	c.o.Log.Info("fleet: released", "push", r.Push, "stage", stage)

@@ -23,8 +23,12 @@ func policy() Policy {
 func record(p Policy, released []string, outcomes map[string]State) *Record {
 	r := NewRecord("push-1", "reg/app:2", nil, p, t0)
 	r.Released = map[string]time.Time{}
+	r.Sent = map[string]time.Time{}
 	for _, s := range released {
 		r.Released[s] = t0
+		for _, c := range p.Stages[p.stage(s)].Clusters {
+			r.Sent[c] = t0
+		}
 	}
 	for c, s := range outcomes {
 		if r.Members == nil {
@@ -119,4 +123,13 @@ func TestDecideWaiting(t *testing.T) {
 	if diff := cmp.Diff(want, Decide(r).Stages[1].Waiting); diff != "" {
 		t.Errorf("Waiting (-want +got):\n%s", diff)
 	}
+}
+
+func (p Policy) stage(name string) int {
+	for i, s := range p.Stages {
+		if s.Name == name {
+			return i
+		}
+	}
+	return -1
 }

@@ -69,9 +69,8 @@ func check(r *Record, rep Report) (Outcome, error) {
 	if i < 0 {
 		return Outcome{}, fmt.Errorf("%w: cluster %q is in no stage", ErrRefused, rep.Cluster)
 	}
-	stage := r.Policy.Stages[i].Name
-	if _, ok := r.Released[stage]; !ok {
-		return Outcome{}, fmt.Errorf("%w: stage %s of cluster %q was not released", ErrRefused, stage, rep.Cluster)
+	if _, ok := r.Sent[rep.Cluster]; !ok {
+		return Outcome{}, fmt.Errorf("%w: cluster %q (stage %s) was not sent the push", ErrRefused, rep.Cluster, r.Policy.Stages[i].Name)
 	}
 	if !slices.Contains(r.Policy.Workloads, w.String()) {
 		return Outcome{}, fmt.Errorf("%w: workload %s is not in the policy", ErrRefused, w)

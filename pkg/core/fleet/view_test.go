@@ -2,7 +2,6 @@ package fleet
 
 import (
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -11,7 +10,6 @@ import (
 
 func TestSummarize(t *testing.T) {
 	r := record(policy(), []string{"staging"}, map[string]State{"staging": Halted})
-	r.Sent = map[string]time.Time{"staging": t0}
 	u := events.DeriveUpgradeID("push-1", webRef)
 	want := Status{Push: "push-1", Target: "reg/app:2", StartedAt: t0,
 		Halt: &Halt{Stage: "staging", Cluster: "staging", Workload: web, Reason: "RolloutHalted", Message: web + " in staging: r ", At: t0},
