@@ -70,7 +70,7 @@ test-hollow: bin
 REAL_RUN ?=
 test-real: bin
 	INPLACE_NODES=real $(GO) test $(TEST_FLAGS) $(if $(REAL_RUN),-run '$(REAL_RUN)') ./test/e2e/
-	INPLACE_NODES=real $(GO) test $(TEST_FLAGS) ./test/realnode/ ./test/install/ ./test/prom/
+	INPLACE_NODES=real $(GO) test $(TEST_FLAGS) ./test/realnode/ ./test/install/ ./test/prom/ ./test/analysis/
 
 # The fault suite at length (`make test` runs each fault once on 4 pods):
 # SIGKILLs of inplace run, nats-server restarts, stream leader losses, API
