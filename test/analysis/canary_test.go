@@ -3,10 +3,12 @@ package analysis
 import (
 	"encoding/json"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/test/images/settings"
 	"github.com/inplace-dev/inplace/test/registry"
 	"github.com/inplace-dev/inplace/test/traffic"
@@ -103,5 +105,70 @@ func TestFailingCanaryIsRolledBack(t *testing.T) {
 		if name == canary && c.ServerError == 0 {
 			t.Errorf("the canary %s answered no 500: the failing version never ran", name)
 		}
+	}
+}
+
+// A good version is promoted through every wave: the canary passes its
+// analysis (rollout.analysis.passed), then the remaining pods move one at
+// a time, every pod keeps its UID, and a probe through the Service counts
+// no failed request.
+func TestGoodCanaryIsPromoted(t *testing.T) {
+	e := newEnv(t, "")
+	e.startChild()
+	e.deploy(replicas, canarySpec("15s"))
+	base := e.pods()
+	pr := e.probeService()
+
+	p := e.push("1.1.0")
+	passed := e.waitEvent(p, events.RolloutAnalysisPassed, 3*time.Minute)
+	t.Logf("rollout.analysis.passed: %s", passed.Data())
+	r := e.waitRecord(p, 3*time.Minute, "rollout completed", func(r *rollout.Rollout) bool {
+		return r.Phase == rollout.Completed || r.Phase == rollout.Halted
+	})
+	if r.Phase != rollout.Completed {
+		t.Fatalf("rollout %s: %s%s", r.Phase, describe(r), e.logs())
+	}
+	waves := map[int]int{}
+	for _, pod := range r.Pods {
+		waves[pod.Wave]++
+	}
+	if len(waves) != replicas {
+		t.Errorf("waves %v: want %d waves of one pod (the canary, then one at a time)", waves, replicas)
+	}
+	now := e.pods()
+	for name, b := range base {
+		n := now[name]
+		if n.UID != b.UID || !strings.Contains(n.ImageID, p.digest) {
+			t.Errorf("%s: %+v, was %+v; want the same pod on 1.1.0", name, n, b)
+		}
+	}
+	e.noFailures(pr)
+}
+
+// probeService starts a traffic probe calling web through its Service and
+// waits for its first answers.
+func (e *env) probeService() *traffic.Probe {
+	e.t.Helper()
+	pr, err := traffic.Start(e.t.Context(), e.w.Client(), e.ns, "http://web."+e.ns+".svc.cluster.local:8080/",
+		traffic.Options{Registry: e.w.Registry})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := pr.Wait(e.t.Context(), time.Minute, "answers through the Service", func(c traffic.Counts) bool { return c.OK >= 50 }); err != nil {
+		e.t.Fatal(err)
+	}
+	return pr
+}
+
+func (e *env) noFailures(pr *traffic.Probe) {
+	e.t.Helper()
+	c, err := pr.Stop(e.t.Context())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Logf("probe through the Service: sent %d, failed %d, versions %v", c.Sent, c.Failed, c.Versions)
+	if c.Failed != 0 {
+		e.t.Errorf("%d of %d requests failed (refused %d, reset %d, timeout %d, 5xx %d): %+v",
+			c.Failed, c.Sent, c.Refused, c.Reset, c.Timeout, c.ServerError, c.Samples)
 	}
 }
