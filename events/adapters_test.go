@@ -246,21 +246,23 @@ func TestCDServiceEventCarriesTheCluster(t *testing.T) {
 
 // TestCDServiceEventCarriesTheVerdict: a rollout halted by its canary
 // analysis says so in the CDEvent's customData, with the reason and the
-// message naming the query, the value and the threshold; another halt
-// carries none.
+// message naming the query, the value and the threshold; a completed one
+// whose analysis passed says Passed; another halt carries none.
 func TestCDServiceEventCarriesTheVerdict(t *testing.T) {
 	in, _ := New("in-1", RolloutHalted, Source("compute-spec"), "x", samples()[RolloutCompleted])
 	msg := "analysis step 1 of 1: query error-ratio: 0.1, want < 0.05 (1 failed, 0 tolerated)"
 	for _, tc := range []struct {
-		reason string
-		want   *CDAnalysisVerdict
+		reason, analysis string
+		want             *CDAnalysisVerdict
 	}{
-		{ReasonAnalysisFailed, &CDAnalysisVerdict{Verdict: AnalysisFailed, Reason: ReasonAnalysisFailed, Message: msg}},
-		{ReasonAnalysisInconclusive, &CDAnalysisVerdict{Verdict: AnalysisInconclusive, Reason: ReasonAnalysisInconclusive, Message: msg}},
-		{"ImagePullBackOff", nil},
+		{ReasonAnalysisFailed, AnalysisFailed, &CDAnalysisVerdict{Verdict: AnalysisFailed, Reason: ReasonAnalysisFailed, Message: msg}},
+		{ReasonAnalysisInconclusive, AnalysisInconclusive, &CDAnalysisVerdict{Verdict: AnalysisInconclusive, Reason: ReasonAnalysisInconclusive, Message: msg}},
+		{"", AnalysisPassed, &CDAnalysisVerdict{Verdict: AnalysisPassed, Reason: ReasonAnalysisPassed}},
+		{"ImagePullBackOff", "", nil},
+		{"", "", nil},
 	} {
 		r := samples()[RolloutCompleted].(RolloutData)
-		r.Reason, r.Message = tc.reason, msg
+		r.Reason, r.Message, r.Analysis = tc.reason, msg, tc.analysis
 		out, err := CDServiceEvent(in, r, CDServiceRolledBack, "")
 		if err != nil {
 			t.Fatal(err)

@@ -40,6 +40,9 @@ const (
 	// (Prometheus unreachable, a query error, no data, NaN), or no
 	// Prometheus is configured; nothing was promoted.
 	ReasonAnalysisInconclusive = "AnalysisInconclusive"
+	// ReasonAnalysisPassed: every step of the analysis passed (the
+	// verdict a completed rollout's CDEvent carries).
+	ReasonAnalysisPassed = "AnalysisPassed"
 )
 
 // AnalysisData (rollout.analysis.measured, .passed, .failed) is one step

@@ -15,7 +15,8 @@ const (
 	// artifact (emit-cdevents in config-inplace). In a fleet (`cluster` in
 	// config-inplace) both carry customData `{"cluster": "<name>"}`.
 	CDServiceUpgraded = "dev.cdevents.service.upgraded.0.2.0"
-	// CDServiceRolledBack: a rollout halted with pods rolled back.
+	// CDServiceRolledBack: a rollout halted with pods rolled back, or with
+	// its failed canary on the way back (its undo requested with the halt).
 	CDServiceRolledBack = "dev.cdevents.service.rolledback.0.2.0"
 )
 
@@ -27,30 +28,32 @@ type cdServiceContent struct {
 }
 
 // CDClusterData is a CDEvent's customData: the cluster, when it has a name
-// in a fleet, and the verdict of the canary analysis that halted the
-// rollout.
+// in a fleet, and the verdict of the rollout's canary analysis.
 type CDClusterData struct {
 	Cluster  string             `json:"cluster,omitempty"`
 	Analysis *CDAnalysisVerdict `json:"analysis,omitempty"`
 }
 
-// CDAnalysisVerdict is how a rollout's canary analysis ended: Failed or
-// Inconclusive, with the halt's reason and its message (the query, the
-// value and the threshold).
+// CDAnalysisVerdict is how a rollout's canary analysis ended: Passed, or
+// Failed or Inconclusive with the halt's reason and its message (the
+// query, the value and the threshold).
 type CDAnalysisVerdict struct {
 	Verdict string `json:"verdict"`
 	Reason  string `json:"reason"`
 	Message string `json:"message,omitempty"`
 }
 
-// analysisVerdict is the verdict r's halt reason says, nil for another.
+// analysisVerdict is the verdict of r's analysis: the one its halt reason
+// says, Passed when it completed with every step passed, nil without one.
 func analysisVerdict(r RolloutData) *CDAnalysisVerdict {
 	v := &CDAnalysisVerdict{Reason: r.Reason, Message: r.Message}
-	switch r.Reason {
-	case ReasonAnalysisFailed:
+	switch {
+	case r.Reason == ReasonAnalysisFailed:
 		v.Verdict = AnalysisFailed
-	case ReasonAnalysisInconclusive:
+	case r.Reason == ReasonAnalysisInconclusive:
 		v.Verdict = AnalysisInconclusive
+	case r.Analysis == AnalysisPassed:
+		v = &CDAnalysisVerdict{Verdict: AnalysisPassed, Reason: ReasonAnalysisPassed}
 	default:
 		return nil
 	}
@@ -62,7 +65,7 @@ func analysisVerdict(r RolloutData) *CDAnalysisVerdict {
 // after a rollback. The service is the workload, its environment the
 // namespace; cluster, when named, is carried as customData {"cluster": …},
 // so the CDEvents of one push across a fleet say where each happened, and
-// a halt on a canary analysis as customData {"analysis": {"verdict": …}}.
+// the verdict of a canary analysis as customData {"analysis": {"verdict": …}}.
 func CDServiceEvent(in cloudevents.Event, r RolloutData, typ, cluster string) (cloudevents.Event, error) {
 	id := DeriveID(in.ID(), typ, r.Workload.String())
 	content := cdServiceContent{ArtifactID: ArtifactPURL(r.Target)}

@@ -182,6 +182,10 @@ type RolloutData struct {
 	Template *TemplateOutcome `json:"template,omitempty"`
 	// PreviousImages maps container name to the template image before the sync.
 	PreviousImages map[string]string `json:"previousImages,omitempty"`
+	// Analysis is the verdict of the rollout's canary analysis: Passed on a
+	// completed rollout whose every step passed, Failed or Inconclusive on
+	// a halt it caused; empty for a rollout without one.
+	Analysis string `json:"analysis,omitempty"`
 }
 
 // Validate implements Validator.

@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"strings"
 	"sync"
@@ -171,8 +172,15 @@ func TestFailedAnalysisHaltsAndRollsTheCanaryBack(t *testing.T) {
 	}
 	clk.Add(31 * time.Second)
 	outs := analyze(e, ref)
-	if got := strings.Join(shortTypes(outs), ","); got != "rollout.analysis.measured,rollout.analysis.failed,rollout.halted,upgrade.requested" {
+	if got := strings.Join(shortTypes(outs), ","); got != "rollout.analysis.measured,rollout.analysis.failed,rollout.halted,service.rolledback,upgrade.requested" {
 		t.Fatalf("a failing measurement emitted %s", got)
+	}
+	if halted, err := events.As[events.RolloutData](outs[2]); err != nil || halted.Analysis != events.AnalysisFailed {
+		t.Errorf("rollout.halted says analysis %q (%v); want %s", halted.Analysis, err, events.AnalysisFailed)
+	}
+	var cd struct{ CustomData events.CDClusterData }
+	if err := json.Unmarshal(outs[3].Data(), &cd); err != nil || cd.CustomData.Analysis == nil || cd.CustomData.Analysis.Verdict != events.AnalysisFailed {
+		t.Errorf("service.rolledback customData %+v (%v); want the verdict Failed", cd.CustomData, err)
 	}
 	if m.canary == nil || m.canary[0] != canary.Pod.Name || len(m.canary) != 1 {
 		t.Errorf("measured canary %v; want [%s]", m.canary, canary.Pod.Name)
@@ -186,7 +194,7 @@ func TestFailedAnalysisHaltsAndRollsTheCanaryBack(t *testing.T) {
 	if err != nil || len(measured.Measurements) != 1 || !strings.Contains(measured.Measurements[0].Expr, `pod=~"`+canary.Pod.Name+`"`) {
 		t.Errorf("measured data %+v (%v); want the rendered query over the canary pod", measured, err)
 	}
-	back := controllertest.Plans(t, e.Handle(outs[3]))
+	back := controllertest.Plans(t, e.Handle(outs[4]))
 	if len(back) != 1 || onlyPlan(back).Pod.UID != canary.Pod.UID {
 		t.Fatalf("the undo planned %v; want the canary pod %s alone", back, canary.Pod.Name)
 	}
@@ -231,8 +239,8 @@ func TestPassingAnalysisPromotesThroughEveryWave(t *testing.T) {
 		t.Fatalf("after step 2: %v; want the remaining 2 pods planned", shortTypes(outs))
 	}
 	done := e.Finish(outs)
-	if done.Counts.Succeeded != 4 {
-		t.Errorf("completed with %+v; want 4 pods succeeded", done.Counts)
+	if done.Counts.Succeeded != 4 || done.Analysis != events.AnalysisPassed {
+		t.Errorf("completed with %+v, analysis %q; want 4 pods succeeded, analysis Passed", done.Counts, done.Analysis)
 	}
 	r := e.State("Deployment", "web")
 	if len(r.Analysis.Verdicts) != 2 || r.Analysis.Verdicts[0].Phase != analysis.Passed || len(r.Analysis.Verdicts[0].Measurements) != 2 {

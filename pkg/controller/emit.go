@@ -147,6 +147,7 @@ func (ctl *Rollouts) endEvents(in cloudevents.Event, r *rollout.Rollout, typ str
 	if r.Sync != nil && typ == events.RolloutCompleted {
 		templateOutcome(&d, r.Sync)
 	}
+	d.Analysis = analysisOutcome(r, typ)
 	id := events.DeriveID(r.UpgradeID, typ, "")
 	e, err := events.Follow(in, id, typ, events.Source(Name), r.Workload.String(), d)
 	if err != nil {
@@ -167,7 +168,7 @@ func (ctl *Rollouts) endEvents(in cloudevents.Event, r *rollout.Rollout, typ str
 	}
 	cdType := events.CDServiceUpgraded
 	if typ == events.RolloutHalted {
-		if d.Counts.RolledBack == 0 {
+		if d.Counts.RolledBack == 0 && d.Analysis != events.AnalysisFailed {
 			return outs, nil
 		}
 		cdType = events.CDServiceRolledBack
@@ -177,4 +178,22 @@ func (ctl *Rollouts) endEvents(in cloudevents.Event, r *rollout.Rollout, typ str
 		return nil, settle.Permanent(err)
 	}
 	return append(outs, cd), nil
+}
+
+// analysisOutcome is the verdict of r's canary analysis a rollout.completed
+// or rollout.halted carries: Passed when it completed with every step
+// passed, Failed or Inconclusive when the analysis halted it, empty
+// otherwise.
+func analysisOutcome(r *rollout.Rollout, typ string) string {
+	switch {
+	case r.Analysis == nil:
+		return ""
+	case typ == events.RolloutCompleted && r.Analysis.Done():
+		return events.AnalysisPassed
+	case typ == events.RolloutHalted && r.Reason == events.ReasonAnalysisFailed:
+		return events.AnalysisFailed
+	case typ == events.RolloutHalted && r.Reason == events.ReasonAnalysisInconclusive:
+		return events.AnalysisInconclusive
+	}
+	return ""
 }
