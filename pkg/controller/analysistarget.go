@@ -11,8 +11,9 @@ import (
 
 // analysisOf is the canary analysis w's inplace.dev/analysis asks for
 // (nil: none), where it comes from, or why it cannot be read: a spec that
-// does not parse (the error names the field). A spec in a ConfigMap is
-// read by ReadAnalysis.
+// does not parse (the error names the field), or one in a ConfigMap: the
+// controller reads no ConfigMap contents (its ConfigMap informer keeps
+// only a hash of the data), so such a push is refused with that reason.
 func analysisOf(w kube.Workload) (*analysis.Spec, analysis.Source, error) {
 	src, ok, err := analysis.FromAnnotations(w.Meta.Annotations)
 	if !ok || err != nil {
@@ -28,8 +29,8 @@ func analysisOf(w kube.Workload) (*analysis.Spec, analysis.Source, error) {
 	return &spec, src, nil
 }
 
-// errConfigMapUnread: the spec is in a ConfigMap nobody read yet
-// (ReadAnalysis reads it).
+// errConfigMapUnread: the spec is in a ConfigMap, which this process does
+// not read.
 var errConfigMapUnread = errors.New("not read: this process reads no ConfigMaps")
 
 // RolloutAnalysis is the analysis a rollout of t begins with (nil: none).
