@@ -12,8 +12,9 @@ import (
 // analysisOf is the canary analysis w's inplace.dev/analysis asks for
 // (nil: none), where it comes from, or why it cannot be read: a spec that
 // does not parse (the error names the field), or one in a ConfigMap: the
-// controller reads no ConfigMap contents (its ConfigMap informer keeps
-// only a hash of the data), so such a push is refused with that reason.
+// process reads no ConfigMap contents (its one ConfigMap informer, the
+// config-change watcher's, keeps only a hash of the data), so such a push
+// is refused with that reason.
 func analysisOf(w kube.Workload) (*analysis.Spec, analysis.Source, error) {
 	src, ok, err := analysis.FromAnnotations(w.Meta.Annotations)
 	if !ok || err != nil {
