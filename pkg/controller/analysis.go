@@ -192,9 +192,11 @@ func (ctl *Rollouts) eventOnVerdict(r *rollout.Rollout, step int, v analysis.Ver
 }
 
 // undoCanary is the undo push of written's canary when its analysis
-// failed (rollout.Back), made once: its id derives from the upgrade.
+// failed or an approval step after it was rejected or expired
+// (rollout.Back), made by the input that ended it: its id derives from the
+// upgrade.
 func (ctl *Rollouts) undoCanary(in cloudevents.Event, written *rollout.Rollout) ([]cloudevents.Event, error) {
-	if written.HaltedBy != in.ID() {
+	if written == nil || written.EndedBy() != in.ID() {
 		return nil, nil
 	}
 	push, ok, err := rollout.Back(written)

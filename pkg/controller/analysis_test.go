@@ -326,3 +326,33 @@ func TestBadAnalysisRefusesThePush(t *testing.T) {
 		t.Errorf("a rollout began: %s", r.Phase)
 	}
 }
+
+// A rejection of the approval step that follows a canary moves the canary
+// back (the same undo as a failed analysis), and nothing else.
+func TestRejectedApprovalAfterACanaryUndoesIt(t *testing.T) {
+	clk := &clock{now: time.Now()}
+	e := analysisEnv(t, &scripted{value: 0.01}, clk)
+	ref, web10, plans := webWithAnalysis(e, "steps:\n- canary: 1\n- approval: true\n- canary: 50%\n")
+	canary := onlyPlan(plans)
+	succeed(e, plans)
+	running(e, plans)
+	analyze(e, ref)
+	r := e.State("Deployment", "web")
+	if r.Phase != rollout.AwaitingApproval {
+		t.Fatalf("after the canary: %s; want AwaitingApproval", r.Phase)
+	}
+	outs := e.Handle(e.Decision(events.UpgradeRejected, "no", r.UpgradeID, ref))
+	var undo []cloudevents.Event
+	for _, o := range outs {
+		if o.Type() == events.UpgradeRequested {
+			undo = append(undo, o)
+		}
+	}
+	if len(undo) != 1 {
+		t.Fatalf("the rejection emitted %v; want one upgrade.requested (the canary's undo)", shortTypes(outs))
+	}
+	back := controllertest.Plans(t, e.Handle(undo[0]))
+	if len(back) != 1 || onlyPlan(back).Pod.UID != canary.Pod.UID || !strings.HasPrefix(onlyPlan(back).Containers[0].ToImage, web10+"@") {
+		t.Fatalf("the undo planned %v; want the canary pod %s alone, back to %s", back, canary.Pod.Name, web10)
+	}
+}

@@ -85,7 +85,7 @@ func (ctl *Rollouts) onDecision(ctx context.Context, in cloudevents.Event) ([]cl
 		}
 	}
 	now := ctl.d.Now()
-	outs, err := ctl.transition(ctx, in, d.Workload, func(r *rollout.Rollout) {
+	outs, err := ctl.decideRecord(ctx, in, d.Workload, func(r *rollout.Rollout) {
 		if r.UpgradeID != d.UpgradeID {
 			return
 		}
@@ -99,6 +99,22 @@ func (ctl *Rollouts) onDecision(ctx context.Context, in cloudevents.Event) ([]cl
 		ctl.decided(d, approve) // recorded: a redelivery finds it decided
 	}
 	return outs, err
+}
+
+// decideRecord is transition for a decision: what the decided record
+// emits, and, when a rejection ends a rollout whose analysis had moved a
+// canary, the undo of that canary.
+func (ctl *Rollouts) decideRecord(ctx context.Context, in cloudevents.Event, ref events.ObjectRef, change func(*rollout.Rollout)) ([]cloudevents.Event, error) {
+	written, planned, err := ctl.replanRecord(ctx, in, ref, change, false)
+	if err != nil || written == nil {
+		return nil, err
+	}
+	outs, err := ctl.Advance(ctx, in, written, planned)
+	if err != nil {
+		return nil, err
+	}
+	back, err := ctl.undoCanary(in, written)
+	return append(outs, back...), err
 }
 
 // canDecide checks a decision against the rollout record: nil when the
@@ -187,7 +203,8 @@ func (ctl *Rollouts) expireApproval(ctx context.Context, in cloudevents.Event, r
 	if err != nil {
 		return nil, err
 	}
-	return []cloudevents.Event{e}, nil
+	back, err := ctl.undoCanary(in, expired)
+	return append([]cloudevents.Event{e}, back...), err
 }
 
 // errDecided: the rollout was decided (or superseded) meanwhile.

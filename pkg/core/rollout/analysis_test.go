@@ -199,3 +199,45 @@ func TestMeasurementsOfAnEndedStepAreDropped(t *testing.T) {
 		t.Error("a measurement was not kept exactly once")
 	}
 }
+
+// An approval step after a canary that is rejected or expires ends the
+// rollout Rejected with the canary on the new version: Back undoes it,
+// made by the input that decided. A rejection before any pod moved (a
+// plain approval gate) has nothing to undo.
+func TestRejectedCanaryIsUndone(t *testing.T) {
+	for _, reason := range []string{ReasonRejected, ReasonApprovalExpired} {
+		t.Run(reason, func(t *testing.T) {
+			w := newWorld(4, 1)
+			r := analysed(canarySpec())
+			Plan(r, w.cands(), "push", false, t0)
+			succeed(t, r, t0)
+			StartStep(r, t0)
+			good := 0.01
+			AddMeasurements(r, 0, t0, []analysis.Measurement{{Query: "errors", At: t0.Add(30 * time.Second), Value: &good}}, t0)
+			v, _ := Judge(r, t0.Add(30*time.Second))
+			EndStep(r, v, "judge", time.Hour, t0.Add(30*time.Second))
+			if r.Phase != AwaitingApproval {
+				t.Fatalf("phase %s; want AwaitingApproval after the canary passed", r.Phase)
+			}
+			if _, ok, _ := Back(r); ok {
+				t.Fatal("Back while awaiting approval; want nothing until it is decided")
+			}
+			if !Reject(r, reason, "bob", "no", "decision-1", t0.Add(time.Minute)) {
+				t.Fatal("Reject refused")
+			}
+			if r.EndedBy() != "decision-1" {
+				t.Errorf("EndedBy %q; want the decision's id", r.EndedBy())
+			}
+			back, ok, err := Back(r)
+			if err != nil || !ok || back.Undo != "u1" || !cmp.Equal(back.Containers, []string{"app"}) {
+				t.Fatalf("Back = %+v, %v, %v; want the undo of u1's canary", back, ok, err)
+			}
+		})
+	}
+	gate := Begin(nil, "u2", wl, push, Options{Budget: 1}, t0)
+	AwaitApproval(gate, "major", "push", time.Hour, t0)
+	Reject(gate, ReasonRejected, "bob", "no", "decision-2", t0)
+	if _, ok, _ := Back(gate); ok {
+		t.Error("Back of a rejection before anything moved; want nothing")
+	}
+}

@@ -97,13 +97,14 @@ func (a *Analysis) approved(by string, now time.Time) {
 	}
 }
 
-// Back is the undo of r's canary after a failed analysis step: an
+// Back is the undo of r's canary after a failed analysis step, or after
+// an approval step of its analysis was rejected or expired: an
 // upgrade.requested taking the pods r moved back to the images the record
 // says they ran before (the `inplace undo` push, which compute-spec checks
-// against the record like any other). ok is false when r did not fail its
-// analysis or moved no pod.
+// against the record like any other). ok is false when r ended otherwise
+// or moved no pod.
 func Back(r *Rollout) (push events.UpgradeRequestData, ok bool, err error) {
-	if r.Phase != Halted || r.Reason != events.ReasonAnalysisFailed || !r.moved() {
+	if !r.canaryRefused() || !r.moved() {
 		return events.UpgradeRequestData{}, false, nil
 	}
 	back, err := UndoOf(r)
@@ -129,4 +130,29 @@ func pushedOf(image string) (events.ImagePushedData, error) {
 	}
 	return events.ImagePushedData{Registry: ref.Registry, Repository: ref.Repository, Tag: ref.Tag, Digest: ref.Digest,
 		Origin: OriginAnalysis}, nil
+}
+
+// canaryRefused reports whether r's canary was turned down: its analysis
+// failed, or an approval step of its analysis was rejected or expired.
+func (r *Rollout) canaryRefused() bool {
+	switch r.Phase {
+	case Halted:
+		return r.Reason == events.ReasonAnalysisFailed
+	case Rejected:
+		return r.Analysis != nil
+	}
+	return false
+}
+
+// EndedBy is the id of the input whose handling ended r: the one that
+// halted it, or the one that decided its approval (a rejection, an
+// expiry); "" while it runs.
+func (r *Rollout) EndedBy() string {
+	switch {
+	case r.Phase == Halted:
+		return r.HaltedBy
+	case r.Phase == Rejected && r.Approval != nil:
+		return r.Approval.DecidedBy
+	}
+	return ""
 }
