@@ -43,21 +43,16 @@ type CDAnalysisVerdict struct {
 	Message string `json:"message,omitempty"`
 }
 
-// analysisVerdict is the verdict of r's analysis: the one its halt reason
-// says, Passed when it completed with every step passed, nil without one.
+// analysisVerdict is r's analysis verdict (RolloutData.Analysis), with the
+// halt's reason and message when the analysis halted it; nil without one.
 func analysisVerdict(r RolloutData) *CDAnalysisVerdict {
-	v := &CDAnalysisVerdict{Reason: r.Reason, Message: r.Message}
-	switch {
-	case r.Reason == ReasonAnalysisFailed:
-		v.Verdict = AnalysisFailed
-	case r.Reason == ReasonAnalysisInconclusive:
-		v.Verdict = AnalysisInconclusive
-	case r.Analysis == AnalysisPassed:
-		v = &CDAnalysisVerdict{Verdict: AnalysisPassed, Reason: ReasonAnalysisPassed}
-	default:
-		return nil
+	switch r.Analysis {
+	case AnalysisFailed, AnalysisInconclusive:
+		return &CDAnalysisVerdict{Verdict: r.Analysis, Reason: r.Reason, Message: r.Message}
+	case AnalysisPassed:
+		return &CDAnalysisVerdict{Verdict: AnalysisPassed, Reason: ReasonAnalysisPassed}
 	}
-	return v
+	return nil
 }
 
 // CDServiceEvent builds the CDEvent for a finished rollout of in's workload:
