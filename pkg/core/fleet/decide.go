@@ -115,10 +115,15 @@ func waiting(r *Record, s Stage) []string {
 	return out
 }
 
-// findHalt is the first bad outcome or failed analysis of a released stage.
+// findHalt is the first bad outcome or failed analysis of a released
+// stage, or a rejected approval of a stage not released yet.
 func findHalt(r *Record) *Halt {
 	for _, s := range r.Policy.Stages {
 		if _, ok := r.Released[s.Name]; !ok {
+			if g, ok := r.Approved[s.Name]; ok && s.Approval && g.Verdict == Fail {
+				return &Halt{Stage: s.Name, Reason: "ApprovalRejected",
+					Message: fmt.Sprintf("stage %s was rejected (%s)", s.Name, g.By), At: g.At}
+			}
 			continue
 		}
 		for _, c := range s.Clusters {

@@ -1,6 +1,8 @@
 package fleet
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,6 +52,8 @@ func TestDecide(t *testing.T) {
 	passed.Analysis = map[string]Gate{"prod": {Verdict: Pass}}
 	failed := *analysed
 	failed.Analysis = map[string]Gate{"prod": {Verdict: Fail, By: "error-ratio", At: t0}}
+	rejected := record(gated, []string{"staging"}, map[string]State{"staging": Succeeded})
+	rejected.Approved = map[string]Gate{"prod": {Verdict: Fail, By: "alice", At: t0}}
 	recorded := record(policy(), []string{"staging"}, map[string]State{"staging": Succeeded})
 	recorded.Halt = &Halt{Stage: "staging", Reason: "Operator"}
 
@@ -90,6 +94,8 @@ func TestDecide(t *testing.T) {
 		{"approval awaited", record(gated, []string{"staging"}, map[string]State{"staging": Succeeded}),
 			nil, []StageState{Done, AwaitingApproval}, nil, false},
 		{"approved", approved, []string{"prod"}, []StageState{Done, Starting}, nil, false},
+		{"approval rejected", rejected, nil, []StageState{Done, HaltedHere},
+			&Halt{Stage: "prod", Reason: "ApprovalRejected", Message: "stage prod was rejected (alice)", At: t0}, false},
 		{"analysis awaited", analysed, nil, []StageState{Done, AwaitingAnalysis}, nil, false},
 		{"analysis passed", &passed, nil, []StageState{Done, Done}, nil, true},
 		{"analysis failed", &failed, nil, []StageState{Done, HaltedHere},
@@ -132,4 +138,31 @@ func (p Policy) stage(name string) int {
 		}
 	}
 	return -1
+}
+
+func TestApprovable(t *testing.T) {
+	gated := policy()
+	gated.Stages[1].Approval = true
+	awaiting := record(gated, []string{"staging"}, map[string]State{"staging": Succeeded})
+	released := record(gated, []string{"staging", "prod"}, map[string]State{"staging": Succeeded})
+	halted := record(gated, []string{"staging"}, map[string]State{"staging": Halted})
+	for _, tc := range []struct {
+		name, stage string
+		r           *Record
+		err         string
+	}{
+		{"awaiting approval", "prod", awaiting, ""},
+		{"decided ahead while staging runs", "prod", record(gated, []string{"staging"}, nil), ""},
+		{"a stage of no approval", "staging", awaiting, `stage "staging": its policy asks for no approval`},
+		{"no such stage", "qa", awaiting, `stage "qa": not in the push's policy`},
+		{"released already", "prod", released, `stage "prod": Running`},
+		{"halted", "prod", halted, `stage "prod": the fleet halted in staging (RolloutHalted)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Approvable(tc.r, tc.stage)
+			if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err) || !errors.Is(err, ErrNotApprovable)) {
+				t.Errorf("Approvable = %v, want %q", err, tc.err)
+			}
+		})
+	}
 }

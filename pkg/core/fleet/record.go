@@ -1,6 +1,9 @@
 package fleet
 
 import (
+	"errors"
+	"fmt"
+	"slices"
 	"time"
 )
 
@@ -96,4 +99,26 @@ func (s State) Bad() bool { return s == Failed || s == Halted }
 // NewRecord begins the record of a push under policy.
 func NewRecord(push, target string, event []byte, p Policy, now time.Time) *Record {
 	return &Record{Push: push, Target: target, Event: event, Policy: p, StartedAt: now}
+}
+
+// ErrNotApprovable: a stage an approver cannot decide on now.
+var ErrNotApprovable = errors.New("not awaiting approval")
+
+// Approvable says why an approver cannot decide on stage of r now, or nil:
+// the stage must be in the push's policy and ask for an approval, not be
+// released yet, and the fleet must not be halted.
+func Approvable(r *Record, stage string) error {
+	i := slices.IndexFunc(r.Policy.Stages, func(s Stage) bool { return s.Name == stage })
+	d := Decide(r)
+	switch {
+	case i < 0:
+		return fmt.Errorf("stage %q: not in the push's policy: %w", stage, ErrNotApprovable)
+	case !r.Policy.Stages[i].Approval:
+		return fmt.Errorf("stage %q: its policy asks for no approval: %w", stage, ErrNotApprovable)
+	case d.Halt != nil:
+		return fmt.Errorf("stage %q: the fleet halted in %s (%s): %w", stage, d.Halt.Stage, d.Halt.Reason, ErrNotApprovable)
+	case d.Stages[i].State != AwaitingApproval && d.Stages[i].State != Pending:
+		return fmt.Errorf("stage %q: %s: %w", stage, d.Stages[i].State, ErrNotApprovable)
+	}
+	return nil
 }
