@@ -36,6 +36,7 @@ func Permissions(cfg bus.Config, r Role) Perms {
 		l := cfg.LeasesBucket()
 		pub(api+"STREAM.INFO.KV_"+l, api+"DIRECT.GET.KV_"+l+".$KV."+l+"."+c+".>", "$KV."+l+"."+c+".>")
 	}
+	pub(r.Subjects...)
 	switch r.Rollouts {
 	case Read:
 		pub(readKV(cfg.KVBucket)...)

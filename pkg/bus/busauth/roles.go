@@ -16,6 +16,12 @@ const (
 	// `inplace reject`): it may publish upgrade.approved and
 	// upgrade.rejected, and read the rollout records, nothing else.
 	Approver = "approver"
+	// FleetHub is a fleet hub's promotion controller (`inplace run
+	// --fleet-hub`): it consumes the pushes on the hub's bus, keeps the
+	// fleet records (FleetBucket), sets up and reads the hub's stream of
+	// the members' outcomes and publishes each release to a member
+	// (FleetSubjects).
+	FleetHub = "fleet-hub"
 	// Operator sets up the stream, consumers and buckets, and is what the
 	// command line tools (tail, trace, replay, upgrade) connect as.
 	Operator = "operator"
@@ -43,6 +49,9 @@ type Role struct {
 	Publishes []string
 	// Rollouts is its access to the rollout records.
 	Rollouts Access
+	// Subjects are further subjects it may publish to, beyond its events,
+	// consumer and records (the fleet hub's).
+	Subjects []string
 	// All: everything (the operator).
 	All bool
 }
@@ -70,6 +79,7 @@ func Roles() []Role {
 		{Name: Receiver, Publishes: []string{events.ImagePushed}},
 		{Name: Poller, Publishes: []string{events.ImagePushed}},
 		{Name: Approver, Rollouts: List, Publishes: []string{events.UpgradeApproved, events.UpgradeRejected}},
+		{Name: FleetHub, Consumer: true, Subjects: FleetSubjects()},
 		{Name: PodWatcher, Publishes: []string{events.PodUpdated, events.ContainerRestarted}},
 		{Name: Operator, All: true},
 	}

@@ -7,10 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	cloudevents "github.com/cloudevents/sdk-go/v2"
 	"github.com/nats-io/nats.go"
 
 	"github.com/inplace-dev/inplace/events"
 	core "github.com/inplace-dev/inplace/pkg/core/fleet"
+	"github.com/inplace-dev/inplace/pkg/core/settle"
 )
 
 // startGated runs a controller whose policy makes prod wait for an
@@ -79,5 +81,30 @@ func TestApprovalOfAStage(t *testing.T) {
 				t.Errorf("the other verdict after %s: %v", tc.verdict, err)
 			}
 		})
+	}
+}
+
+// TestBeginRefusesForGood: a push that can never be begun is a permanent
+// error (the hub's runner terminates it and dead-letters a copy); nothing
+// is recorded.
+func TestBeginRefusesForGood(t *testing.T) {
+	h := newHub(t)
+	c, _ := h.start()
+	good := push(t)
+	badID := good.Clone()
+	badID.SetID("a b")
+	badType := good.Clone()
+	badType.SetType(events.RolloutCompleted)
+	badData := good.Clone()
+	if err := badData.SetData("application/json", map[string]string{"tag": ""}); err != nil {
+		t.Fatal(err)
+	}
+	for name, e := range map[string]cloudevents.Event{"id": badID, "type": badType, "data": badData} {
+		if err := c.Begin(t.Context(), e); !errors.Is(err, settle.ErrPermanent) {
+			t.Errorf("a push with a bad %s: %v, want a permanent error", name, err)
+		}
+	}
+	if rs, err := h.store.List(t.Context()); err != nil || len(rs) != 0 {
+		t.Errorf("records %v, %v; want none", rs, err)
 	}
 }

@@ -9,20 +9,23 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/bus"
 	core "github.com/inplace-dev/inplace/pkg/core/fleet"
+	"github.com/inplace-dev/inplace/pkg/core/settle"
 )
 
 // Begin records a push under the controller's policy (once: a push begun
-// again keeps its record) and wakes it.
+// again keeps its record) and wakes it. A push that can never be begun
+// (not an image.pushed, its id not a bucket key, its data invalid) is a
+// settle.Permanent error; a failure to record it is retryable.
 func (c *Controller) Begin(ctx context.Context, push cloudevents.Event) error {
 	if push.Type() != events.ImagePushed {
-		return fmt.Errorf("fleet begin: type %q is not %s", push.Type(), events.ImagePushed)
+		return settle.Permanentf("fleet begin: type %q is not %s", push.Type(), events.ImagePushed)
 	}
 	if !key.MatchString(push.ID()) {
-		return fmt.Errorf("fleet begin: push id %q is not a bucket key", push.ID())
+		return settle.Permanentf("fleet begin: push id %q is not a bucket key", push.ID())
 	}
 	d, err := events.As[events.ImagePushedData](push)
 	if err != nil {
-		return fmt.Errorf("fleet begin: %w", err)
+		return settle.Permanentf("fleet begin: %w", err)
 	}
 	body, err := push.MarshalJSON()
 	if err != nil {
