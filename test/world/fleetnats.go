@@ -81,7 +81,8 @@ func (f *Fleet) Heal(ctx context.Context, name string) error {
 }
 
 // rejoin waits for every started member whose link is up to be joined to
-// the hub, then restarts the hub's stale sources.
+// the hub, then restarts the stale sources of the hub's stream and of
+// each joined member's InStream.
 func (f *Fleet) rejoin(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, joinTimeout)
 	defer cancel()
@@ -101,6 +102,13 @@ func (f *Fleet) rejoin(ctx context.Context) error {
 	if joined == 0 {
 		return nil
 	}
+	for _, m := range f.Members {
+		if m.NATS != nil && !m.link.isCut() {
+			if err := m.resync(ctx); err != nil {
+				return fmt.Errorf("member %s: %w", m.Name, err)
+			}
+		}
+	}
 	return f.withHub(ctx, func(js jetstream.JetStream) error {
 		if _, err := js.Stream(ctx, fleetnet.HubStream); err != nil {
 			return nil // not set up yet
@@ -108,6 +116,24 @@ func (f *Fleet) rejoin(ctx context.Context) error {
 		_, err := fleetnet.Resync(ctx, js, f.Hub.LeafNames())
 		return err
 	})
+}
+
+// resync restarts the member's stale InStream sources, once it has one.
+func (m *Member) resync(ctx context.Context) error {
+	nc, err := m.Conn(busauth.Operator)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	if _, err := js.Stream(ctx, fleetnet.InStream); err != nil {
+		return nil // not set up yet
+	}
+	_, err = fleetnet.ResyncMember(ctx, js)
+	return err
 }
 
 // startMemberNATS starts m's server, a leaf of the hub through its link.

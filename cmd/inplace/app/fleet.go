@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/inplace-dev/inplace/pkg/bus/fleetnet"
 	"github.com/inplace-dev/inplace/pkg/config"
 )
@@ -24,6 +26,7 @@ func (a *App) buildFleetMember(ctx context.Context, p *config.Process, l *links,
 		return fmt.Errorf("--fleet-member %s: %w", p.FleetMember, err)
 	}
 	log = log.With("fleetMember", p.FleetMember)
+	a.Background = append(a.Background, func(ctx context.Context) { resyncMember(ctx, js, log) })
 	a.Background = append(a.Background, func(ctx context.Context) {
 		for {
 			err := fleetnet.Bridge(ctx, js, p.FleetMember, l.admin, log)
@@ -39,4 +42,24 @@ func (a *App) buildFleetMember(ctx context.Context, p *config.Process, l *links,
 		}
 	})
 	return nil
+}
+
+// resyncMember restarts the member's stale sources of the hub's releases
+// every fleetnet.Stale, so a release sent while the member was cut off
+// arrives soon after its leaf connection is back.
+func resyncMember(ctx context.Context, js jetstream.JetStream, log *slog.Logger) {
+	t := time.NewTicker(fleetnet.Stale)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if again, err := fleetnet.ResyncMember(ctx, js); err != nil && ctx.Err() == nil {
+			log.Warn("fleet: resyncing the hub's releases", "err", err)
+		} else if again {
+			log.Info("fleet: restarted a stale source of the hub's releases")
+		}
+	}
 }

@@ -28,9 +28,12 @@ func leafOptions(so *server.Options, opts Options) error {
 			h.Port = server.DEFAULT_LEAFNODE_PORT
 		}
 		so.LeafNode.Host, so.LeafNode.Port = h.Host, h.Port
-		// The hub's requests to a leaf's JetStream API (sourcing its
-		// streams) get replies on $JSC.R.<leaf domain>.…, so a leaf's
-		// permissions can allow the replies of its own domain only.
+	}
+	if opts.Hub != nil || opts.Leaf != nil {
+		// Requests to the other side's JetStream API (a stream sourcing
+		// one across the leaf connection) get replies on
+		// $JSC.R.<their domain>.<account>.<stream>.…, so a leaf's
+		// permissions can allow the replies of its own requests only.
 		so.FeatureFlags = map[string]bool{server.FeatureFlagJsAPIReplyFormatV2: true}
 	}
 	if opts.Leaf != nil {

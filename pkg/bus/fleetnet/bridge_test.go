@@ -29,6 +29,9 @@ func TestAReleasedPushRunsOnTheMember(t *testing.T) {
 	if err := fleetnet.SetupMember(ctx, aj, fleetnet.Member{Cluster: "a"}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := fleetnet.SetupHub(ctx, js(t, f.hubConn()), []string{"a"}); err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan error, 1)
 	bctx, stop := context.WithCancel(ctx)
 	go func() { done <- fleetnet.Bridge(bctx, aj, "a", b, slog.New(slog.DiscardHandler)) }()

@@ -93,7 +93,13 @@ func hubHas(t *testing.T, f *fleet, want []string) {
 // stream.
 func hubMessages(t *testing.T, hub jetstream.JetStream) []string {
 	t.Helper()
-	s, err := hub.Stream(t.Context(), fleetnet.HubStream)
+	return streamMessages(t, hub, fleetnet.HubStream)
+}
+
+// streamMessages are the subject and data of every message in stream.
+func streamMessages(t *testing.T, js jetstream.JetStream, stream string) []string {
+	t.Helper()
+	s, err := js.Stream(t.Context(), stream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +111,7 @@ func hubMessages(t *testing.T, hub jetstream.JetStream) []string {
 	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && info.State.Msgs > 0; seq++ {
 		m, err := s.GetMsg(t.Context(), seq)
 		if err != nil {
-			t.Fatalf("the hub's message %d: %v", seq, err)
+			t.Fatalf("%s's message %d: %v", stream, seq, err)
 		}
 		got = append(got, m.Subject+" "+string(m.Data))
 	}

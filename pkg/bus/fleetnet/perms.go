@@ -11,16 +11,24 @@ type Perms struct {
 
 // MemberPerms confine a member's leaf connection. It may send the hub its
 // own outcomes (RolloutSubjects), the deliveries of the hub's sourcing
-// consumer on its own stream (fleet.<cluster>.sync.>) and the replies of
-// its own JetStream API ($JSC.R.<cluster>.>, the hub scopes them so); it
-// receives the pushes, its own promotions, the hub's requests to its own
-// JetStream API ($JS.<cluster>.API.>) and the flow control of its outcome
-// stream. Nothing of another member's.
+// consumer on its own stream (fleet.<cluster>.sync.>), the replies of its
+// own JetStream API ($JSC.R.<cluster>.>, the hub scopes them so), and, for
+// its InStream's sourcing of the hub's PromoteStream, the requests that
+// create a consumer filtered on the pushes or on its own promotions (the
+// hub's server refuses a request whose body filters on anything else than
+// its subject names) and the flow control of those consumers; it receives
+// the pushes, its own promotions, the hub's requests to its own JetStream
+// API ($JS.<cluster>.API.>), the flow control of its outcome stream, the
+// deliveries of its PromoteStream consumers (fleet.<cluster>.in.>) and the
+// replies to its InStream's consumer requests. Nothing of another
+// member's promotions.
 func MemberPerms(cluster string) Perms {
+	create := hubAPI + ".CONSUMER.CREATE." + PromoteStream + ".*."
 	return Perms{
-		Publish: []string{RolloutSubjects(cluster), syncPrefix(cluster) + ".>", "$JSC.R." + cluster + ".>"},
+		Publish: []string{RolloutSubjects(cluster), syncPrefix(cluster) + ".>", "$JSC.R." + cluster + ".>",
+			create + PushSubject, create + PromoteSubjects(cluster), "$JS.FC." + PromoteStream + ".>"},
 		Subscribe: []string{PushSubject, PromoteSubjects(cluster), memberAPI(cluster) + ".>",
-			"$JS.FC." + OutStream + ".>"},
+			"$JS.FC." + OutStream + ".>", inPrefix(cluster) + ".>", "$JSC.R." + HubDomain + ".*." + PromoteStream + ".>"},
 	}
 }
 

@@ -82,3 +82,50 @@ func externalMember(ext *jetstream.ExternalStream) string {
 	}
 	return ""
 }
+
+// ResyncMember restarts each of the member's InStream sources (its parts
+// of the hub's PromoteStream) that has been silent for Stale, one at a
+// time, and says whether it restarted any. A member's server retries a
+// source whose consumer request went out while its leaf connection was
+// down only after a back-off of up to 40 s; removing the source and
+// adding it back sets it up at once, resuming after the last message of
+// that part InStream holds. Run it (on the member's own JetStream) when
+// the member joins the hub again, or periodically: it changes nothing
+// while every source is live, and a restart while the hub is away only
+// tries again.
+func ResyncMember(ctx context.Context, js jetstream.JetStream) (bool, error) {
+	s, err := js.Stream(ctx, InStream)
+	if err != nil {
+		return false, fmt.Errorf("fleet member resync: stream %s: %w", InStream, err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return false, fmt.Errorf("fleet member resync: stream %s: %w", InStream, err)
+	}
+	restarted := false
+	for _, si := range info.Sources {
+		if si.Name != PromoteStream || !(si.Active < 0 || si.Active > Stale || si.Error != nil) {
+			continue
+		}
+		if err := restartSource(ctx, js, info.Config, si.FilterSubject); err != nil {
+			return restarted, fmt.Errorf("fleet member resync: source %s: %w", si.FilterSubject, err)
+		}
+		restarted = true
+	}
+	return restarted, nil
+}
+
+// restartSource updates stream cfg without its source of PromoteStream
+// filtered on filter, then with it again as it was.
+func restartSource(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig, filter string) error {
+	without := cfg
+	without.Sources = slices.DeleteFunc(slices.Clone(cfg.Sources), func(src *jetstream.StreamSource) bool {
+		return src.Name == PromoteStream && src.FilterSubject == filter
+	})
+	for _, c := range []jetstream.StreamConfig{without, cfg} {
+		if _, err := js.UpdateStream(ctx, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}

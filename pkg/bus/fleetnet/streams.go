@@ -3,6 +3,7 @@ package fleetnet
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -31,12 +32,26 @@ func HubStreamConfig(members []string) (jetstream.StreamConfig, error) {
 	return cfg, nil
 }
 
-// SetupHub makes (or updates) HubStream on the hub's JetStream to source
-// every member's outcomes; run it again when a member joins or leaves.
+// PromoteStreamConfig is the hub's stream of what it sends the members:
+// the pushes and every member's promotions. Each member's InStream sources
+// its own part of it; Nats-Msg-Id dedups a release published again.
+func PromoteStreamConfig() jetstream.StreamConfig {
+	return jetstream.StreamConfig{Name: PromoteStream, Storage: jetstream.FileStorage,
+		Subjects:    []string{PushSubject, AllPromotions},
+		Duplicates:  time.Hour,
+		Description: "the pushes and promotions the hub sent, sourced by each member's " + InStream}
+}
+
+// SetupHub makes (or updates) PromoteStream and HubStream on the hub's
+// JetStream, the latter to source every member's outcomes; run it again
+// when a member joins or leaves.
 func SetupHub(ctx context.Context, js jetstream.JetStream, members []string) (jetstream.Stream, error) {
 	cfg, err := HubStreamConfig(members)
 	if err != nil {
 		return nil, fmt.Errorf("fleet hub setup: %w", err)
+	}
+	if _, err := js.CreateOrUpdateStream(ctx, PromoteStreamConfig()); err != nil {
+		return nil, fmt.Errorf("fleet hub setup: stream %s: %w", PromoteStream, err)
 	}
 	s, err := js.CreateOrUpdateStream(ctx, cfg)
 	if err != nil {
@@ -75,11 +90,22 @@ func (m Member) OutStreamConfig() jetstream.StreamConfig {
 	return cfg
 }
 
-// InStreamConfig is a member's stream of what the hub sends it.
+// InStreamConfig is a member's stream of what the hub sends it: no
+// subjects of its own, two sources of the hub's PromoteStream through the
+// hub's domain, one filtered on the pushes and one on the member's own
+// promotions (one filter each, so the consumer each creates on the hub
+// names its filter in its subject, which MemberPerms confine), delivered
+// on the member's own subjects. The member's server keeps those consumers
+// while it is joined and, when it returns from a partition, resumes after
+// the last message it holds, so a release sent while it was away arrives.
 func (m Member) InStreamConfig() jetstream.StreamConfig {
-	return jetstream.StreamConfig{Name: InStream, Storage: jetstream.FileStorage,
-		Subjects:    []string{PushSubject, PromoteSubjects(m.Cluster)},
-		Description: "the pushes and promotions the hub sent cluster " + m.Cluster}
+	cfg := jetstream.StreamConfig{Name: InStream, Storage: jetstream.FileStorage,
+		Description: "the pushes and promotions the hub sent cluster " + m.Cluster + ", sourced from its " + PromoteStream}
+	for _, f := range []string{PushSubject, PromoteSubjects(m.Cluster)} {
+		cfg.Sources = append(cfg.Sources, &jetstream.StreamSource{Name: PromoteStream, FilterSubject: f,
+			External: &jetstream.ExternalStream{APIPrefix: hubAPI, DeliverPrefix: inPrefix(m.Cluster)}})
+	}
+	return cfg
 }
 
 // SetupMember makes (or updates) OutStream and InStream on the member's

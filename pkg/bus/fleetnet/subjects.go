@@ -19,9 +19,16 @@ const (
 	// (RolloutSubjects(cluster)).
 	OutStream = "FLEET_OUT"
 	// InStream, on a member, holds what the hub sent it: pushes and its own
-	// promotions.
+	// promotions, sourced from the hub's PromoteStream.
 	InStream = "FLEET_IN"
+	// PromoteStream, on the hub, holds every push (PushSubject) and every
+	// promotion (fleet.<cluster>.promote.>) the hub sent, so a member that
+	// is away when one is sent takes it when it returns.
+	PromoteStream = "FLEET_PROMOTE"
 )
+
+// AllPromotions are every member's promotion subjects on the hub.
+const AllPromotions = "fleet.*.promote.>"
 
 // clusterName is what a cluster may be called: one subject token, lower
 // case, also a JetStream domain.
@@ -57,6 +64,14 @@ func PromoteSubjects(cluster string) string { return "fleet." + cluster + ".prom
 // syncPrefix is where the hub's sourcing consumer on a member delivers:
 // the member's own subjects, so no other member can write into that flow.
 func syncPrefix(cluster string) string { return "fleet." + cluster + ".sync" }
+
+// inPrefix is where the hub's consumers of PromoteStream deliver to a
+// member's InStream: the member's own subjects, so no other member reads
+// that flow.
+func inPrefix(cluster string) string { return "fleet." + cluster + ".in" }
+
+// hubAPI is the hub's JetStream API as a member reaches it.
+const hubAPI = "$JS." + HubDomain + ".API"
 
 // memberAPI is the member's JetStream API as the hub reaches it.
 func memberAPI(cluster string) string { return "$JS." + cluster + ".API" }

@@ -25,6 +25,7 @@ type fleet struct {
 	op       nkeys.KeyPair // the hub's all-powerful local identity
 	seeds    map[string]string
 	members  map[string]*embednats.Server
+	links    map[string]*link
 	perms    func(cluster string) fleetnet.Perms
 }
 
@@ -35,7 +36,7 @@ func newFleet(t *testing.T, perms func(string) fleetnet.Perms, clusters ...strin
 		t.Fatal(err)
 	}
 	f := &fleet{t: t, hubDir: t.TempDir(), leafPort: -1, op: op, seeds: map[string]string{},
-		members: map[string]*embednats.Server{}, perms: perms}
+		members: map[string]*embednats.Server{}, links: map[string]*link{}, perms: perms}
 	for _, c := range clusters {
 		kp, err := nkeys.CreateUser()
 		if err != nil {
@@ -46,8 +47,10 @@ func newFleet(t *testing.T, perms func(string) fleetnet.Perms, clusters ...strin
 	}
 	f.startHub()
 	for _, c := range clusters {
+		l := newLink(t, f.hub.LeafURL())
+		f.links[c] = l
 		m, err := embednats.Start(embednats.Options{DataDir: t.TempDir(), Port: -1, Name: c, Domain: c,
-			Leaf: &embednats.Leaf{URL: f.hub.LeafURL(), Seed: f.seeds[c]}})
+			Leaf: &embednats.Leaf{URL: l.url(), Seed: f.seeds[c]}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,14 +92,34 @@ func (f *fleet) waitJoined() {
 	f.t.Helper()
 	ctx, cancel := context.WithTimeout(f.t.Context(), 20*time.Second)
 	defer cancel()
-	if err := f.hub.WaitLeafs(ctx, len(f.members)); err != nil {
-		f.t.Fatal(err)
-	}
-	for _, m := range f.members {
-		if err := m.WaitLeafs(ctx, 1); err != nil {
+	joined := 0
+	for c, m := range f.members {
+		want := 1
+		if f.links[c].isCut() {
+			want = 0
+		}
+		if err := m.WaitLeafs(ctx, want); err != nil {
 			f.t.Fatal(err)
 		}
+		joined += want
 	}
+	if err := f.hub.WaitLeafs(ctx, joined); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// cut drops member c's leaf connection and keeps it down until heal.
+func (f *fleet) cut(c string) {
+	f.t.Helper()
+	f.links[c].setCut(true)
+	f.waitJoined()
+}
+
+// heal lets member c join the hub again and waits until it has.
+func (f *fleet) heal(c string) {
+	f.t.Helper()
+	f.links[c].setCut(false)
+	f.waitJoined()
 }
 
 // hubConn connects to the hub as its operator.

@@ -1,12 +1,16 @@
 package fleet
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/bus/fleetnet"
 	core "github.com/inplace-dev/inplace/pkg/core/fleet"
 )
 
@@ -118,6 +122,51 @@ func TestReleaseIsIdempotent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if n := h.sent("staging"); n != 1 {
+		t.Errorf("staging holds %d pushes; want 1", n)
+	}
+}
+
+// watched is a Releaser that says the outcome of each release.
+type watched struct {
+	Releaser
+	done chan error
+}
+
+func (w watched) Release(ctx context.Context, cluster, msgID string, push cloudevents.Event) error {
+	err := w.Releaser.Release(ctx, cluster, msgID, push)
+	select {
+	case w.done <- err:
+	default:
+	}
+	return err
+}
+
+// TestAStageIsReleasedOnceTheHubStoredIt: while the hub's stream of
+// releases is missing, a release gets no ack: the stage stays unreleased
+// and the controller publishes again after its back-off; once the stream
+// is there, the next attempt is stored once and the stage recorded
+// released.
+func TestAStageIsReleasedOnceTheHubStoredIt(t *testing.T) {
+	h := newHub(t)
+	if err := h.js.DeleteStream(t.Context(), fleetnet.PromoteStream); err != nil {
+		t.Fatal(err)
+	}
+	rel := watched{Releaser: StreamPublisher(h.js), done: make(chan error, 64)}
+	c, _ := h.startWith(rel)
+	if err := c.Begin(t.Context(), push(t)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if err := <-rel.done; err == nil {
+			t.Fatalf("release %d without the hub's stream: no error", i+1)
+		}
+	}
+	if r, err := h.store.Get(t.Context(), "push-1"); err != nil || len(r.Released) != 0 {
+		t.Fatalf("after two releases without an ack: released %v (%v); want none", r.Released, err)
+	}
+	h.inbox = h.promotions()
+	h.until("staging released", released("staging"))
 	if n := h.sent("staging"); n != 1 {
 		t.Errorf("staging holds %d pushes; want 1", n)
 	}

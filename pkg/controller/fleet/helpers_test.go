@@ -13,6 +13,7 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/bus"
 	"github.com/inplace-dev/inplace/pkg/bus/embednats"
+	"github.com/inplace-dev/inplace/pkg/bus/fleetnet"
 	core "github.com/inplace-dev/inplace/pkg/core/fleet"
 	"github.com/inplace-dev/inplace/test/world"
 )
@@ -60,7 +61,7 @@ func newHub(t *testing.T) *hub {
 		t.Fatal(err)
 	}
 	h.store = NewStore(kv)
-	h.inbox = h.stream("INBOX", "fleet.*.promote.>")
+	h.inbox = h.promotions()
 	h.reports = h.stream("FLEET", ReportSubjects)
 	return h
 }
@@ -75,14 +76,26 @@ func (h *hub) stream(name, subject string) jetstream.Stream {
 	return s
 }
 
+// promotions makes the hub's stream of releases.
+func (h *hub) promotions() jetstream.Stream {
+	h.t.Helper()
+	s, err := h.js.CreateStream(h.t.Context(), fleetnet.PromoteStreamConfig())
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return s
+}
+
 // start runs a controller on the hub until the returned stop is called.
 func (h *hub) start() (*Controller, func()) {
 	h.t.Helper()
-	c, err := New(Options{Store: h.store, Policy: policy(), Log: slog.New(slog.DiscardHandler),
-		Release: Publisher{Publish: func(ctx context.Context, m *nats.Msg) error {
-			_, err := h.js.PublishMsg(ctx, m)
-			return err
-		}}})
+	return h.startWith(StreamPublisher(h.js))
+}
+
+// startWith runs a controller that releases through rel.
+func (h *hub) startWith(rel Releaser) (*Controller, func()) {
+	h.t.Helper()
+	c, err := New(Options{Store: h.store, Policy: policy(), Log: slog.New(slog.DiscardHandler), Release: rel})
 	if err != nil {
 		h.t.Fatal(err)
 	}

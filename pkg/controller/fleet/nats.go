@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/inplace-dev/inplace/pkg/bus"
+	"github.com/inplace-dev/inplace/pkg/bus/fleetnet"
 	core "github.com/inplace-dev/inplace/pkg/core/fleet"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
 )
@@ -40,6 +41,20 @@ func (p Publisher) Release(ctx context.Context, cluster, msgID string, push clou
 	}
 	m.Header.Set(nats.MsgIdHdr, msgID)
 	return p.Publish(ctx, m)
+}
+
+// StreamPublisher releases through the hub's JetStream: a publish that
+// returns once the hub's fleetnet.PromoteStream stored the release (a
+// release published again under its message id is a duplicate it acks
+// too), from which each member's InStream sources its own, so a member
+// cut off at that moment takes it when it returns. An error (no ack in
+// time) leaves the stage unreleased: the controller publishes again after
+// its back-off.
+func StreamPublisher(js jetstream.JetStream) Publisher {
+	return Publisher{Publish: func(ctx context.Context, m *nats.Msg) error {
+		_, err := js.PublishMsg(ctx, m, jetstream.WithExpectStream(fleetnet.PromoteStream))
+		return err
+	}}
 }
 
 // ReportCluster is the cluster a report's subject names
