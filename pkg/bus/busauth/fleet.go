@@ -15,8 +15,10 @@ const FleetConsumer = FleetHub
 // FleetSubjects are what the fleet hub may publish beyond its consumer of
 // pushes: the fleet records (create the bucket, read, write, list and
 // watch them), the hub's stream of outcomes (create and update it with
-// its sources, read it through FleetConsumer alone) and a release to any
-// member (fleet.<cluster>.promote.push).
+// its sources, read it through FleetConsumer alone), the hub's stream of
+// releases (fleetnet.PromoteStream: create, update and look it up; the
+// members source it) and a release to any member
+// (fleet.<cluster>.promote.push, published to that stream).
 func FleetSubjects() []string {
 	api, s, c := "$JS.API.", fleetnet.HubStream, FleetConsumer
 	out := []string{api + "STREAM.CREATE.KV_" + FleetBucket, "$KV." + FleetBucket + ".>"}
@@ -26,5 +28,6 @@ func FleetSubjects() []string {
 		api+"STREAM.CREATE."+s, api+"STREAM.UPDATE."+s, api+"STREAM.INFO."+s,
 		api+"CONSUMER.CREATE."+s+"."+c, api+"CONSUMER.CREATE."+s+"."+c+".>", api+"CONSUMER.DURABLE.CREATE."+s+"."+c,
 		api+"CONSUMER.INFO."+s+"."+c, api+"CONSUMER.MSG.NEXT."+s+"."+c, "$JS.ACK."+s+"."+c+".>",
-		fleetnet.PromotePush("*"))
+		api+"STREAM.CREATE."+fleetnet.PromoteStream, api+"STREAM.UPDATE."+fleetnet.PromoteStream,
+		api+"STREAM.INFO."+fleetnet.PromoteStream, fleetnet.PromotePush("*"))
 }
