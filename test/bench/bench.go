@@ -57,7 +57,7 @@ func startPart(ctx context.Context, o options, prof profile, nodes, podsPerNode 
 		return nil, err
 	}
 	t := prof.Timings
-	wo := world.Options{Logger: log, Nodes: prof.Nodes,
+	wo := world.Options{Logger: log, Nodes: prof.Nodes, KubeletVerbosity: kubeletLevel,
 		ClusterOptions: cluster.Options{APIServerFlags: append(flags, maxUnavailableGate), ControllerManagerFlags: []string{maxUnavailableGate}},
 		KubeletOptions: kubelet.Options{Nodes: nodes, Timings: &t,
 			Capacity: map[string]resource.Quantity{"pods": *resource.NewQuantity(int64(podsPerNode), resource.DecimalSI)}},

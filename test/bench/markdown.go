@@ -97,6 +97,19 @@ func (r *report) markdownRollouts(out io.Writer) {
 	if failed {
 		fmt.Fprintln(out)
 	}
+	r.markdownTimelines(out)
+}
+
+// markdownTimelines prints, for each real-node run, its time by the actor
+// it waited for and one pod's moments.
+func (r *report) markdownTimelines(out io.Writer) {
+	for _, x := range r.Rollouts {
+		if len(x.Shares) == 0 {
+			continue
+		}
+		fmt.Fprintf(out, "%s, %s%s. Its second pod:\n\n```\n%s\n```\n\n",
+			x.Scenario, x.Run, r.sharesOf(&x), strings.Join(x.Timeline, "\n"))
+	}
 }
 
 func (r *report) markdownScale(out io.Writer) {

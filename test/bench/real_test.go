@@ -93,3 +93,29 @@ func TestRealLast(t *testing.T) {
 		t.Errorf("scenarios not real-last: %v", r.Scenarios)
 	}
 }
+
+// TestGoalBelowTheFloor: a missed goal that even the floor run misses
+// says so with the figures; one the floor meets does not.
+func TestGoalBelowTheFloor(t *testing.T) {
+	r := realSample()
+	r.Rollouts = append(r.Rollouts,
+		rollout{Scenario: "real-app", Run: inPlace, Pods: 4, Seconds: 16, Shares: map[string]float64{actorKubelet: 12, actorProject: 2}},
+		rollout{Scenario: "real-app", Run: nativeSame, Pods: 4, Seconds: 8},
+		rollout{Scenario: "real-app", Run: floorRun, Pods: 4, Seconds: 14})
+	ts := r.targets()
+	app := targetNamed(t, ts, "Real nodes, one-container app, image cached: in place vs the native rolling update (same")
+	for _, want := range []string{
+		"the goal is below the kubelet's floor: an ideal in-place controller (the kubelet alone) took 14.0s, 1.75x the native 8.0s, " +
+			"against the goal of 1.00x; in place took 16.0s, +2.0s over that floor; ",
+		"; by who was waited for (timeline): kubelet 12.0 s, inplace 2.0 s",
+	} {
+		if !strings.Contains(app.Where, want) {
+			t.Errorf("where the time goes: want %q in\n%s", want, app.Where)
+		}
+	}
+	r.Rollouts[0].Seconds = 9 // real-mesh in place 0.75x: missed, its floor (5s, 0.42x) is not
+	mesh := targetNamed(t, r.targets(), "Real nodes, app + sidecar + init container, image cached: in place vs the native rolling update (same")
+	if strings.Contains(mesh.Where, "floor") {
+		t.Errorf("a goal the floor meets is not below it: %s", mesh.Where)
+	}
+}

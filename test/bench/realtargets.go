@@ -17,7 +17,7 @@ func (r *report) defaultsTarget(sc scenario) target {
 	ratio := ip.Seconds / def.Seconds
 	t.Got, t.Met = fmt.Sprintf("%.2fx (%.1fs / %.1fs)", ratio, ip.Seconds, def.Seconds), ptr(ratio <= sc.TargetDefaults)
 	if !*t.Met {
-		t.Where = whereTime(ip.Phases)
+		t.Where = r.belowFloor(sc, def, sc.TargetDefaults) + whereTime(ip.Phases) + r.sharesOf(ip)
 	}
 	return t
 }

@@ -105,9 +105,38 @@ func (r *report) ratioTarget(sc scenario) target {
 	}
 	t.Met = ptr(ratio <= sc.Target)
 	if !*t.Met {
-		t.Where = whereTime(ip.Phases)
+		t.Where = r.belowFloor(sc, nat, sc.Target) + whereTime(ip.Phases) + r.sharesOf(ip)
 	}
 	return t
+}
+
+// belowFloor says so when the goal asks in place to be faster than the
+// kubelet alone can restart the pods (the floor run against native): no
+// controller reaches it then, whatever it does.
+func (r *report) belowFloor(sc scenario, native *rollout, goal float64) string {
+	fl, ip := r.find(sc.Name, floorRun), r.find(sc.Name, inPlace)
+	if fl == nil || fl.Error != "" || native == nil || ip == nil {
+		return ""
+	}
+	ratio := fl.Seconds / native.Seconds
+	if ratio <= goal {
+		return ""
+	}
+	return fmt.Sprintf("the goal is below the kubelet's floor: an ideal in-place controller (the kubelet alone) took %.1fs, "+
+		"%.2fx the native %.1fs, against the goal of %.2fx; in place took %.1fs, %+.1fs over that floor; ",
+		fl.Seconds, ratio, native.Seconds, goal, ip.Seconds, ip.Seconds-fl.Seconds)
+}
+
+// sharesOf is a real-node run's time by the actor it waited for.
+func (r *report) sharesOf(x *rollout) string {
+	if len(x.Shares) == 0 {
+		return ""
+	}
+	s := map[string]time.Duration{}
+	for k, v := range x.Shares {
+		s[k] = time.Duration(v * float64(time.Second))
+	}
+	return "; by who was waited for (timeline): " + sharesText(s)
 }
 
 // writesTargets judge the "writes per upgraded pod" by the

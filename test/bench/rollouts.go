@@ -30,7 +30,11 @@ type rollout struct {
 	// Traffic is what the traffic probe counted during the run (real
 	// nodes only).
 	Traffic *trafficCounts `json:"traffic,omitempty"`
-	Error   string         `json:"error,omitempty"`
+	// Shares is the run's time by the actor it waited for, and Timeline
+	// one pod's moments (real nodes only: timeline.go).
+	Shares   map[string]float64 `json:"shares,omitempty"`
+	Timeline []string           `json:"timeline,omitempty"`
+	Error    string             `json:"error,omitempty"`
 }
 
 // prepared is a run whose workload is created and Ready, waiting for its
@@ -93,9 +97,14 @@ func (p *part) waitReady(ctx context.Context, r *prepared) error {
 func (p *part) measure(ctx context.Context, r *prepared) rollout {
 	res := rollout{Scenario: r.sc.Name, Run: r.kind, Pods: int(r.sc.Replicas), MaxUnavailable: r.sc.strategy(r.kind)}
 	var probe *trafficProbe
+	var tl *timeline
 	if r.sc.Nodes == realNodes {
 		var err error
 		if probe, err = p.startTraffic(ctx, r); err != nil {
+			res.Error = err.Error()
+			return res
+		}
+		if tl, err = startTimeline(ctx, p.client, r.ns, r.wl.Name); err != nil {
 			res.Error = err.Error()
 			return res
 		}
@@ -130,6 +139,9 @@ func (p *part) measure(ctx context.Context, r *prepared) rollout {
 	if err != nil {
 		res.Error = joinErr(res.Error, err)
 		return res
+	}
+	if tl != nil {
+		p.keepTimeline(&res, tl.stop(reqs, p.kubeletLogs(), from, to))
 	}
 	t := tallyOf(reqs, scope(r.ns))
 	res.WritesPerPod, res.FailedWritesPerPod, res.Requests = perPod(t.Writes, res.Pods), perPod(t.Failed, res.Pods), t.Detail

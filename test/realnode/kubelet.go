@@ -69,6 +69,9 @@ func (n *Nodes) startKubelet(nd *node) error {
 		"--node-ip=" + nd.ip,
 		"--node-labels=" + strings.Join(n.labels(), ","),
 	}
+	if v := n.opts.KubeletVerbosity; v > 0 {
+		args = append(args, fmt.Sprintf("--v=%d", v))
+	}
 	nd.kubelet, err = n.startIn(nd, "kubelet", filepath.Join(n.opts.BinDir, "kubelet"), args...)
 	return err
 }

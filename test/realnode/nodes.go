@@ -43,6 +43,9 @@ type Options struct {
 	NodeLabels map[string]string
 	// NoScheduler leaves out kube-scheduler (another one runs).
 	NoScheduler bool
+	// KubeletVerbosity is the kubelets' log level (--v); 0 leaves the
+	// kubelet's default. It changes what the kubelet logs, nothing it does.
+	KubeletVerbosity int
 	// Logger defaults to discarding.
 	Logger *slog.Logger
 }
@@ -246,6 +249,16 @@ func (n *Nodes) NodeNames() []string {
 		out[i] = nd.name
 	}
 	return out
+}
+
+// KubeletLog is the path of the log of the named node's kubelet ("" for
+// no such node).
+func (n *Nodes) KubeletLog(name string) string {
+	nd := n.node(name)
+	if nd == nil || nd.kubelet == nil {
+		return ""
+	}
+	return nd.kubelet.LogPath()
 }
 
 // NodeIP is the named node's address, "" if it is not in the pool.

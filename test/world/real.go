@@ -56,7 +56,7 @@ func (w *World) startReal(ctx context.Context, opts Options) error {
 		Nodes: ko.Nodes, NamePrefix: ko.NamePrefix, BinDir: dir, Cluster: w.Cluster,
 		Registries:   []string{w.Registry.Host()},
 		SandboxImage: w.Registry.Host() + "/" + SandboxRepo + ":" + SandboxTag,
-		NodeLabels:   ko.NodeLabels, Logger: opts.Logger,
+		NodeLabels:   ko.NodeLabels, Logger: opts.Logger, KubeletVerbosity: opts.KubeletVerbosity,
 	})
 	if err != nil {
 		return err

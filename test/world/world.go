@@ -43,6 +43,9 @@ type Options struct {
 	// interval, targets of the test's own).
 	Prometheus        bool
 	PrometheusOptions prom.Options
+	// KubeletVerbosity is the real kubelets' log level (--v) on real
+	// nodes; 0 leaves the kubelet's default.
+	KubeletVerbosity int
 	// Logger receives progress messages; default discards them.
 	Logger *slog.Logger
 }
