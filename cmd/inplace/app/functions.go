@@ -264,7 +264,13 @@ func (a *App) buildFunctions(ctx context.Context, p *config.Process, l *links, l
 				if err != nil {
 					return err
 				}
-				d.Records[fn] = kv
+				// patch-pod and verify check every step of every pod
+				// against its record: from a watched cache of them.
+				cache := bus.NewWatched(kv)
+				d.Records[fn] = cache
+				a.Background = append(a.Background, func(ctx context.Context) {
+					watch(ctx, func(ctx context.Context, _ struct{}) error { return cache.Run(ctx) }, struct{}{}, log)
+				})
 				leases, err := l.bus(fn).Leases(ctx)
 				if err != nil {
 					return err

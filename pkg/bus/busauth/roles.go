@@ -72,9 +72,11 @@ func Roles() []Role {
 		}},
 		{Name: PrePull, Consumer: true, Rollouts: List, // watches them to pre-pull every node at once
 			Publishes: []string{events.ImagePrepulled, events.UpgradeFailed}},
-		{Name: PatchPod, Consumer: true, Rollouts: Read, Publishes: []string{
+		// patch-pod and verify watch the records (bus.Watched: a read
+		// cache of them, for the check of every step of every pod).
+		{Name: PatchPod, Consumer: true, Rollouts: List, Publishes: []string{
 			events.PodPatched, events.UpgradeFailed, events.UpgradeSucceeded}},
-		{Name: Verify, Consumer: true, Rollouts: Read, Publishes: []string{
+		{Name: Verify, Consumer: true, Rollouts: List, Publishes: []string{
 			events.UpgradeSucceeded, events.UpgradeFailed, events.UpgradeRolledBack}},
 		{Name: Receiver, Publishes: []string{events.ImagePushed}},
 		{Name: Poller, Publishes: []string{events.ImagePushed}},

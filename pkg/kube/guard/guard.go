@@ -19,6 +19,34 @@ type Records interface {
 	Get(ctx context.Context, key string) ([]byte, uint64, error)
 }
 
+// Cached records (bus.Watched) may lag a write: a check they refuse is
+// made again on the record read past the cache (Fresh), so a lag costs a
+// read, never a refusal the record does not bear out.
+type Cached interface {
+	Records
+	Fresh(ctx context.Context, key string) ([]byte, uint64, error)
+}
+
+// fresh is the guard to check again with when err refuses a check made on
+// cached records; nil otherwise.
+func (g *Guard) fresh(err error) *Guard {
+	cached, ok := g.Records.(Cached)
+	var r *Refusal
+	if !ok || !errors.As(err, &r) {
+		return nil
+	}
+	f := *g
+	f.Records = freshRecords{cached}
+	return &f
+}
+
+// freshRecords reads past the cache.
+type freshRecords struct{ c Cached }
+
+func (f freshRecords) Get(ctx context.Context, key string) ([]byte, uint64, error) {
+	return f.c.Fresh(ctx, key)
+}
+
 // Guard checks claims against the cluster and the rollout records.
 type Guard struct {
 	// Client reads the pod's owners (get on replicasets, deployments,
@@ -40,6 +68,14 @@ type Guard struct {
 // returns nil, a *Refusal, or an error reading the cluster or the record
 // (retryable).
 func (g *Guard) Plan(ctx context.Context, pod *corev1.Pod, plan events.Plan) error {
+	err := g.plan(ctx, pod, plan)
+	if f := g.fresh(err); f != nil {
+		return f.plan(ctx, pod, plan)
+	}
+	return err
+}
+
+func (g *Guard) plan(ctx context.Context, pod *corev1.Pod, plan events.Plan) error {
 	c, err := g.lookup(ctx, pod, plan.UpgradeID)
 	if err != nil || c == nil {
 		return err
@@ -77,6 +113,14 @@ func (g *Guard) Plan(ctx context.Context, pod *corev1.Pod, plan events.Plan) err
 // restores are the record's (recordedState), however the annotation was
 // edited.
 func (g *Guard) State(ctx context.Context, pod *corev1.Pod, st *inplace.State) (*inplace.State, error) {
+	rec, err := g.state(ctx, pod, st)
+	if f := g.fresh(err); f != nil {
+		return f.state(ctx, pod, st)
+	}
+	return rec, err
+}
+
+func (g *Guard) state(ctx context.Context, pod *corev1.Pod, st *inplace.State) (*inplace.State, error) {
 	c, err := g.lookup(ctx, pod, st.UpgradeID)
 	if err != nil || c == nil {
 		return nil, err
