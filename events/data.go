@@ -106,6 +106,12 @@ type Plan struct {
 	// (inplace.StepID), so a new try is never dropped as a copy of an
 	// earlier one the stream still remembers.
 	Attempt int `json:"attempt,omitempty"`
+	// StepEvents is set when compute-spec planned this pod in a step of
+	// more pods than it records Kubernetes Events for one by one: the
+	// step's Normal Events are one on the workload, and patch-pod and
+	// verify record none of their own on the pod (a refusal, a failure and
+	// a rollback still have theirs).
+	StepEvents bool `json:"stepEvents,omitempty"`
 }
 
 // Validate implements Validator.

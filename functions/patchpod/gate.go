@@ -30,8 +30,10 @@ func (s *step) drain(ctx context.Context, pod *corev1.Pod, now time.Time) error 
 		if err := s.setGate(ctx, pod, corev1.ConditionFalse, inplace.GateReasonStart, gateMessage(msg, now), now); err != nil {
 			return err
 		}
-		s.f.d.Recorder.Eventf(pod, corev1.EventTypeNormal, EventUpgrade,
-			"Readiness gate %s set False; patching in %s, once the pod is out of service", inplace.ReadinessGate, grace)
+		if !s.plan.StepEvents {
+			s.f.d.Recorder.Eventf(pod, corev1.EventTypeNormal, EventUpgrade,
+				"Readiness gate %s set False; patching in %s, once the pod is out of service", inplace.ReadinessGate, grace)
+		}
 		wait := max(grace+time.Second, s.f.d.DrainRecheck) // polled: give the kubelet its second
 		if s.f.d.Changes != nil {
 			wait = max(grace, time.Millisecond) // watched: look again at once, or when the grace ends

@@ -283,7 +283,7 @@ func (s *step) send(ctx context.Context, pod *corev1.Pod, patch []byte, now time
 	s.f.d.Reader.Wrote(out)
 	if s.plan.Restart != nil {
 		s.restarting(out)
-	} else {
+	} else if !s.plan.StepEvents { // else one Event on the workload for the step (compute-spec)
 		for _, c := range s.plan.Containers {
 			s.f.d.Recorder.Eventf(out, corev1.EventTypeNormal, EventUpgrade, "Upgrading container %s in place to image %q (upgrade %s)",
 				c.Name, c.ToImage, s.plan.UpgradeID)

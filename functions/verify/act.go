@@ -100,7 +100,9 @@ func (s *step) finish(ctx context.Context, plan events.Plan, st *inplace.State, 
 	}
 	switch phase {
 	case inplace.PhaseSucceeded:
-		s.f.d.Recorder.Eventf(pod, corev1.EventTypeNormal, EventUpgrade, "Upgraded in place to image %q", plan.Target)
+		if !plan.StepEvents { // else one Event on the workload when the rollout completes (compute-spec)
+			s.f.d.Recorder.Eventf(pod, corev1.EventTypeNormal, EventUpgrade, "Upgraded in place to image %q", plan.Target)
+		}
 		return s.outcome(plan, &next, pod, events.UpgradeSucceeded, events.OutcomeSucceeded, d.reason, d.message)
 	case inplace.PhaseRolledBack:
 		s.f.d.Recorder.Eventf(pod, corev1.EventTypeNormal, EventRollback, "Rolled back to the previous images after %s", d.reason)

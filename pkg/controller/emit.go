@@ -6,6 +6,7 @@ import (
 	"time"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
@@ -29,12 +30,17 @@ func (ctl *Rollouts) Advance(ctx context.Context, in cloudevents.Event, r *rollo
 	if len(planned) > 0 {
 		ctl.holdStatefulSet(ctx, r) // before the plans: patch-pod labels pods while it sees the hold
 	}
+	fold := len(planned) > FoldEventsAbove && r.Request() == nil
 	for _, p := range planned {
-		e, err := ctl.plannedEvent(in, r, p)
+		e, err := ctl.plannedEvent(in, r, p, fold)
 		if err != nil {
 			return nil, err
 		}
 		outs = append(outs, e)
+	}
+	if fold {
+		ctl.Event(r.Workload, corev1.EventTypeNormal, EventUpgrade, "Upgrading %d pods in place to image %q (wave %d)",
+			len(planned), r.Target(), planned[0].Wave)
 	}
 	if r.Phase == rollout.Halted && r.HaltedBy == in.ID() {
 		more, err := ctl.endEvents(in, r, events.RolloutHalted)
@@ -58,6 +64,9 @@ func (ctl *Rollouts) Advance(ctx context.Context, in cloudevents.Event, r *rollo
 			return nil, err
 		}
 		outs = append(outs, more...)
+		if c := r.Counts(); c.Succeeded > FoldEventsAbove && r.Request() == nil {
+			ctl.Event(r.Workload, corev1.EventTypeNormal, EventUpgrade, "Upgraded %d pods in place to image %q", c.Succeeded, r.Target())
+		}
 	}
 	if r.Canaried() {
 		ctl.requeue(r.Workload, 0) // its canary is in: the analysis goes on
@@ -93,7 +102,19 @@ func stalled(r *rollout.Rollout) bool {
 // plannedEvent is upgrade.planned for one pod. Its id depends only on the
 // upgrade, the pod and its try (inplace.StepID), so re-emitting it is
 // always deduplicated, and a re-plan (a resumed rollout) is not.
-func (ctl *Rollouts) plannedEvent(in cloudevents.Event, r *rollout.Rollout, p *rollout.Pod) (cloudevents.Event, error) {
+// FoldEventsAbove is the most pods a step plans with a Kubernetes Event on
+// each (patch-pod's "Upgrading", verify's "Upgraded"); a larger step
+// records one Event on the workload instead, as a rollout of a thousand
+// pods would otherwise write two thousand Events beside the kubelet's.
+const FoldEventsAbove = 10
+
+// EventUpgrade is the reason of the Events on a workload for its pods'
+// upgrade steps (the reason patch-pod and verify give theirs on pods).
+const EventUpgrade = "InPlaceUpgrade"
+
+// plannedEvent is p's upgrade.planned; stepEvents: the step's Events are
+// one on the workload (Plan.StepEvents).
+func (ctl *Rollouts) plannedEvent(in cloudevents.Event, r *rollout.Rollout, p *rollout.Pod, stepEvents bool) (cloudevents.Event, error) {
 	plan := events.Plan{
 		UpgradeID:       p.UpgradeID,
 		Pod:             events.PodRef{Namespace: r.Workload.Namespace, Name: p.Name, UID: p.UID, Node: p.Node},
@@ -109,6 +130,7 @@ func (ctl *Rollouts) plannedEvent(in cloudevents.Event, r *rollout.Rollout, p *r
 		PlannedAt:       r.UpdatedAt,
 		Signer:          r.Signer,
 		Attempt:         p.Attempt(),
+		StepEvents:      stepEvents,
 	}
 	if x := r.Request(); x != nil {
 		x.Mark(&plan)

@@ -110,5 +110,5 @@ func newState(plan events.Plan, now time.Time) State {
 		Owner: plan.Owner, Wave: plan.Wave, GraceSeconds: plan.GraceSeconds, VerifySeconds: plan.VerifySeconds,
 		MinReadySeconds: plan.MinReadySeconds,
 		Prepull:         plan.Prepull, ReadinessGate: plan.ReadinessGate, PlannedAt: plan.PlannedAt, Restart: plan.Restart,
-		Resize: plan.Resize, Attempt: plan.Attempt}
+		Resize: plan.Resize, Attempt: plan.Attempt, StepEvents: plan.StepEvents}
 }

@@ -32,6 +32,7 @@ func PlanFromState(pod *corev1.Pod, st *State) events.Plan {
 		Restart:         st.Restart,
 		Resize:          st.Resize,
 		Attempt:         st.Attempt,
+		StepEvents:      st.StepEvents,
 	}
 	for _, c := range st.Containers {
 		p.Containers = append(p.Containers, events.ContainerPlan{

@@ -61,6 +61,9 @@ type State struct {
 	Resize *events.ResizePlan `json:"resize,omitempty"`
 	// Attempt is the plan's attempt that patched the pod (events.Plan).
 	Attempt int `json:"attempt,omitempty"`
+	// StepEvents: the plan's Normal Events are one on the workload for its
+	// step (events.Plan).
+	StepEvents bool `json:"stepEvents,omitempty"`
 }
 
 // ContainerState is one changed container, as it was before the patch.
