@@ -14,6 +14,7 @@ import (
 
 	"github.com/inplace-dev/inplace/pkg/bus"
 	"github.com/inplace-dev/inplace/pkg/bus/fleetnet"
+	"github.com/inplace-dev/inplace/pkg/core/fleet"
 )
 
 // Process is how one `inplace run` process is wired. It is parsed once at
@@ -43,6 +44,16 @@ type Process struct {
 	// moves each push the hub releases to it onto its own bus
 	// (fleetnet.Bridge).
 	FleetMember string
+	// FleetHub makes the process a fleet's hub: it runs the promotion
+	// controller (pkg/controller/fleet) on its NATS, the hub's, under the
+	// policy of FleetPolicy, beside the receiver; a push it receives starts
+	// the fleet. It runs none of the chain's functions (the members do).
+	FleetHub bool
+	// FleetPolicy is the file of the hub's fleet policy (YAML or JSON,
+	// pkg/core/fleet.Policy); Validate reads it into Fleet.
+	FleetPolicy string
+	// Fleet is the hub's policy as read from FleetPolicy. Not a flag.
+	Fleet fleet.Policy
 	// Kubeconfig is a kubeconfig path; empty means in-cluster.
 	Kubeconfig string
 	// KubeQPS and KubeBurst bound the process's requests to the API server
@@ -173,6 +184,8 @@ func BindFlags(fs *pflag.FlagSet, p *Process) error {
 	str(&p.NATSTLSCert, "nats-tls-cert", "", "TLS client certificate; the embedded server's certificate when it runs one")
 	str(&p.NATSTLSKey, "nats-tls-key", "", "key of --nats-tls-cert")
 	str(&p.FleetMember, "fleet-member", "", "this cluster's name in a fleet: report rollout outcomes to the hub and run the pushes it releases")
+	boolean(&p.FleetHub, "fleet-hub", false, "run as a fleet's hub: promote each push through the member clusters of --fleet-policy, stage by stage")
+	str(&p.FleetPolicy, "fleet-policy", "", "the fleet policy file of --fleet-hub (YAML or JSON: workloads, and stages of clusters in promotion order)")
 	str(&p.Kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig path; empty means in-cluster")
 	float(&p.KubeQPS, "kube-qps", DefaultKubeQPS, "API requests per second (client-side; negative: no client limit)")
 	num(&p.KubeBurst, "kube-burst", DefaultKubeBurst, "API requests allowed at once above --kube-qps")
@@ -282,6 +295,9 @@ func (p *Process) Validate() error {
 		if err := fleetnet.ValidCluster(p.FleetMember); err != nil {
 			return fmt.Errorf("--fleet-member: %w", err)
 		}
+	}
+	if err := p.validateHub(); err != nil {
+		return err
 	}
 	if (p.NATSTLSCert == "") != (p.NATSTLSKey == "") {
 		return fmt.Errorf("--nats-tls-cert and --nats-tls-key: give both or neither")

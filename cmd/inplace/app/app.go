@@ -62,6 +62,9 @@ func Build(ctx context.Context, p *config.Process, l *links, reg prometheus.Regi
 	if err := a.buildFleetMember(ctx, p, l, log); err != nil {
 		return nil, err
 	}
+	if err := a.buildFleetHub(ctx, p, l, log); err != nil {
+		return nil, err
+	}
 	if !needsKube(p) {
 		return a, nil
 	}

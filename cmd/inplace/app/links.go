@@ -53,6 +53,9 @@ func identities(p *config.Process) []string {
 	if p.WatchPods {
 		ids = append(ids, busauth.PodWatcher)
 	}
+	if p.FleetHub {
+		ids = append(ids, busauth.FleetHub)
+	}
 	return ids
 }
 
@@ -112,7 +115,16 @@ func (l *links) single(ctx context.Context, p *config.Process, dial dialer, log 
 	if l.admin, err = bus.Connect(ctx, nc, p.Bus, log); err != nil {
 		return err
 	}
-	return l.admin.EnsureConsumers(ctx, Consumers...)
+	return l.admin.EnsureConsumers(ctx, consumersOf(p)...)
+}
+
+// consumersOf are the consumers the process sets up: a fleet hub's, or
+// the chain's.
+func consumersOf(p *config.Process) []bus.ConsumerSpec {
+	if p.FleetHub {
+		return HubConsumers
+	}
+	return Consumers
 }
 
 // asIdentities sets up the bus as the operator (when dir holds its
@@ -123,7 +135,7 @@ func (l *links) asIdentities(ctx context.Context, p *config.Process, dir string,
 		if err != nil {
 			return err
 		}
-		if err := setup(ctx, b); err != nil {
+		if err := setup(ctx, b, consumersOf(p)); err != nil {
 			return err
 		}
 		l.admin = b
@@ -166,8 +178,8 @@ func (l *links) connectAs(ctx context.Context, p *config.Process, dir, id string
 }
 
 // setup makes the stream's consumers and the buckets, as the operator.
-func setup(ctx context.Context, b *bus.Bus) error {
-	if err := b.EnsureConsumers(ctx, Consumers...); err != nil {
+func setup(ctx context.Context, b *bus.Bus, consumers []bus.ConsumerSpec) error {
+	if err := b.EnsureConsumers(ctx, consumers...); err != nil {
 		return err
 	}
 	if _, err := b.KV(ctx); err != nil {

@@ -23,7 +23,14 @@ embedded NATS server (JetStream, loopback only) storing under --nats-data-dir.
 The cluster is the one of --kubeconfig, which defaults to $KUBECONFIG (as
 kubectl's); with neither, inplace runs in-cluster (its ServiceAccount).
 Defaults for every workload come from the config-inplace ConfigMap in
---config-namespace. Every flag may also come from its INPLACE_* variable,
+--config-namespace.
+
+With --fleet-hub the process is a fleet's hub (docs/fleet.md): on the hub's
+NATS (--nats-url, or embedded) it runs the receiver and the promotion
+controller of --fleet-policy, which takes each push the receiver publishes
+and releases it to the member clusters stage by stage, from the members'
+reported rollouts; it runs none of the chain (the members, each
+--fleet-member NAME, do) and needs no cluster. Every flag may also come from its INPLACE_* variable,
 named beside it below.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

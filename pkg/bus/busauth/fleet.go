@@ -13,7 +13,8 @@ const FleetBucket = "inplace-fleet"
 const FleetConsumer = FleetHub
 
 // FleetSubjects are what the fleet hub may publish beyond its consumer of
-// pushes: the fleet records (create the bucket, read, write, list and
+// pushes: the account's JetStream limits (read before a bucket is made),
+// the fleet records (create the bucket, read, write, list and
 // watch them), the hub's stream of outcomes (create and update it with
 // its sources, read it through FleetConsumer alone), the hub's stream of
 // releases (fleetnet.PromoteStream: create, update and look it up; the
@@ -21,7 +22,7 @@ const FleetConsumer = FleetHub
 // (fleet.<cluster>.promote.push, published to that stream).
 func FleetSubjects() []string {
 	api, s, c := "$JS.API.", fleetnet.HubStream, FleetConsumer
-	out := []string{api + "STREAM.CREATE.KV_" + FleetBucket, "$KV." + FleetBucket + ".>"}
+	out := []string{api + "INFO", api + "STREAM.CREATE.KV_" + FleetBucket, api + "STREAM.UPDATE.KV_" + FleetBucket, "$KV." + FleetBucket + ".>"}
 	out = append(out, readKV(FleetBucket)...)
 	out = append(out, listKV(FleetBucket)...)
 	return append(out,
