@@ -28,6 +28,11 @@ func leafOptions(so *server.Options, opts Options) error {
 			h.Port = server.DEFAULT_LEAFNODE_PORT
 		}
 		so.LeafNode.Host, so.LeafNode.Port = h.Host, h.Port
+		// The hub tells its leaves no URL of its own: one embedded server
+		// has no other to offer, and a leaf told its listen address would
+		// redial it there, around the proxy, load balancer or address it
+		// was given.
+		so.LeafNode.NoAdvertise = true
 	}
 	if opts.Hub != nil || opts.Leaf != nil {
 		// Requests to the other side's JetStream API (a stream sourcing
