@@ -12,15 +12,20 @@
 // stream in one domain can source a stream in another through
 // $JS.<domain>.API, resuming where it stopped. So: leaf nodes, a JetStream
 // domain per cluster (HubDomain for the hub, the cluster's name for each
-// member), and a sourced stream on the hub.
+// member), and sourced streams both ways: the hub's HubStream sources each
+// member's outcomes, each member's InStream sources its part of the hub's
+// PromoteStream.
 //
 // Subjects:
-//   - PushSubject (fleet.push): published once at the hub, received by
-//     every member, kept in the member's InStream.
+//   - PushSubject (fleet.push): published once at the hub, stored in its
+//     PromoteStream, sourced into every member's InStream.
 //   - PromoteSubjects (fleet.<cluster>.promote.>): the hub to one member,
-//     kept in its InStream; PromotePush (fleet.<cluster>.promote.push) is
-//     a push released to that member, which Bridge moves onto the
-//     member's own bus as the image.pushed it carries.
+//     stored in PromoteStream and sourced into that member's InStream
+//     alone, so a member cut off when it was sent takes it when it
+//     returns (ResyncMember makes that prompt); PromotePush
+//     (fleet.<cluster>.promote.push) is a push released to that member,
+//     which Bridge moves onto the member's own bus as the image.pushed it
+//     carries.
 //   - RolloutSubjects (fleet.<cluster>.rollout.>): a member's outcomes,
 //     kept in its own OutStream (Member.Forward copies its chain's
 //     inplace.rollout.* there); the hub's HubStream sources every member's
@@ -28,10 +33,11 @@
 //     it is back (Resync makes that immediate).
 //
 // Identities: a member's leaf connection authenticates with an nkey of its
-// own, which the hub confines to MemberPerms: its own outcomes and the
-// traffic of the hub's sourcing of its stream in, the pushes, its own
-// promotions and its own domain's API requests out. A member can neither
-// send nor read another member's subjects, whatever runs on its server.
+// own, which the hub confines to MemberPerms: its own outcomes, the
+// traffic of the hub's sourcing of its stream and its consumers of the
+// pushes and its own promotions in, the pushes, its own promotions and its
+// own domain's API requests out. A member can neither send nor read
+// another member's outcomes or promotions, whatever runs on its server.
 //
 // The package sets up streams and says who may use which subject; it does
 // not decide promotions (that is the hub's controller) and does not run
