@@ -8,7 +8,9 @@
 // message names the moment to the nanosecond, the lastTransitionTime only
 // to the second), waits the plan's grace period from that moment, then
 // until the pod is out of service (Ready not True, no ready endpoint in
-// any EndpointSlice). In `inplace run` the pod and EndpointSlice informers
+// any EndpointSlice); a pod whose restarted containers all have a preStop
+// hook is patched right after the gate's write instead (stopsAfterPreStop
+// says why no request is lost). In `inplace run` the pod and EndpointSlice informers
 // wake the waiting delivery at each change of the pod or of a slice
 // holding it, and it decides again at once: timers are only the grace's
 // end, the DrainTimeout deadline and a safety-net recheck; past its

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
 )
@@ -17,18 +18,31 @@ import (
 // drain sets the gate False, waits the grace period from the moment it did
 // (gateFalseSince), then waits until the pod is out of service: Ready no
 // longer True and no ready endpoint of any Service (the kubelet and the
-// EndpointSlice controller take their time to honour the gate). It returns
-// nil when the patch may go, "not yet" with the time the decision can next
-// change by itself (the grace's end, the DrainTimeout deadline, else the
-// DrainRecheck: with Changes the watch wakes the delivery sooner), or a
-// refusal when the pod stayed in service past DrainTimeout.
+// EndpointSlice controller take their time to honour the gate). A pod
+// whose restarted containers all have a preStop hook is not waited for
+// (stopsAfterPreStop): with no grace it is patched right after the gate's
+// write. It returns nil when the patch may go, errAgain when the gate was
+// just set and the patch may follow at once, "not yet" with the time the
+// decision can next change by itself (the grace's end, the DrainTimeout
+// deadline, else the DrainRecheck: with Changes the watch wakes the
+// delivery sooner), or a refusal when the pod stayed in service past
+// DrainTimeout.
 func (s *step) drain(ctx context.Context, pod *corev1.Pod, now time.Time) error {
 	grace := time.Duration(s.plan.GraceSeconds) * time.Second
+	covered := stopsAfterPreStop(pod, s.plan)
 	since, ok := gateFalseSince(pod)
 	if !ok {
 		msg := inplace.GateStartMessage(s.plan.UpgradeID, s.plan.Target)
 		if err := s.setGate(ctx, pod, corev1.ConditionFalse, inplace.GateReasonStart, gateMessage(msg, now), now); err != nil {
 			return err
+		}
+		if covered && grace == 0 {
+			if !s.plan.StepEvents {
+				s.f.d.Recorder.Eventf(pod, corev1.EventTypeNormal, EventUpgrade,
+					"Readiness gate %s set False; patching now: the kubelet stops the restarted containers only after their preStop hooks, while the pod leaves service",
+					inplace.ReadinessGate)
+			}
+			return errAgain // read the pod the gate's write returned, and patch it
 		}
 		if !s.plan.StepEvents {
 			s.f.d.Recorder.Eventf(pod, corev1.EventTypeNormal, EventUpgrade,
@@ -43,6 +57,9 @@ func (s *step) drain(ctx context.Context, pod *corev1.Pod, now time.Time) error 
 	if wait := drainedAt(since, grace).Sub(now); wait > 0 {
 		return settle.NotYet(wait, "draining pod %s: %s left", s.plan.Pod, wait.Round(time.Millisecond))
 	}
+	if covered {
+		return nil
+	}
 	slices, err := s.f.d.Slices.PodEndpointSlices(ctx, pod)
 	if err != nil {
 		return fmt.Errorf("patch pod %s: list EndpointSlices: %w", s.plan.Pod, err)
@@ -56,6 +73,43 @@ func (s *step) drain(ctx context.Context, pod *corev1.Pod, now time.Time) error 
 	}
 	next := min(s.f.d.DrainRecheck, since.Add(s.f.d.DrainTimeout).Sub(now)+time.Millisecond)
 	return onWatch(settle.NotYet(next, "pod %s: gate False, waiting to leave service: %s", s.plan.Pod, msg))
+}
+
+// stopsAfterPreStop reports whether every container the plan restarts
+// declares a preStop hook. On an image change the kubelet (v1.35,
+// kuberuntime killContainer) runs the container's preStop hook before it
+// sends SIGTERM, and it writes the pod's status, Ready False for the gate,
+// before it stops anything (Kubelet.SyncPod sets the status, then the
+// runtime's SyncPod kills): the container serves through its hook while
+// the endpoint leaves the Services, as it does when the pod is deleted,
+// where the same hook covers the same removal. So the patch need not wait
+// for the EndpointSlices, and written right after the gate it often
+// reaches the kubelet in the same sync, sparing the PLEG relist the kubelet
+// waits for between two syncs of a pod. A grace period alone proves
+// nothing: an app may stop serving at SIGTERM.
+func stopsAfterPreStop(pod *corev1.Pod, plan events.Plan) bool {
+	if len(plan.Containers) == 0 {
+		return false
+	}
+	for _, pc := range plan.Containers {
+		c := specContainer(pod, pc.Name)
+		if c == nil || c.Lifecycle == nil || c.Lifecycle.PreStop == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// specContainer is the named container or init container of pod's spec.
+func specContainer(pod *corev1.Pod, name string) *corev1.Container {
+	for _, cs := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for i := range cs {
+			if cs[i].Name == name {
+				return &cs[i]
+			}
+		}
+	}
+	return nil
 }
 
 // errNotDrained: the pod stayed in service although its gate went False
