@@ -23,9 +23,11 @@ import (
 const realNodes = "real"
 
 // The real pods' own times: the app is Ready appStart after it starts and
-// keeps serving appStop after SIGTERM (as a preStop sleep would have it),
-// the sidecar is Ready sidecarStart after it starts, and the init
-// container runs settings.DefaultInit's second.
+// keeps serving appStop once asked to stop, in a preStop sleep hook (the
+// kubelet sends SIGTERM after it, and the app then finishes its requests
+// and exits), the sidecar is Ready sidecarStart after it starts, and the
+// init container runs settings.DefaultInit's second. Every run (in place,
+// native, floor) runs the same pods.
 const (
 	appStart     = 500 * time.Millisecond
 	appStop      = time.Second
@@ -92,11 +94,11 @@ func pushShape(ctx context.Context, reg *registry.Registry) (podShape, error) {
 }
 
 // realContainers makes the pod's app Ready on its /readyz, with its start
-// and stop times, and adds the shape's sidecar and init container.
+// time and its preStop drain, and adds the shape's sidecar and init container.
 func realContainers(spec *corev1.PodSpec, s podShape) {
 	app := &spec.Containers[0]
-	app.Env = append(app.Env, corev1.EnvVar{Name: settings.AppPrefix + settings.StartDelayVar, Value: appStart.String()},
-		corev1.EnvVar{Name: settings.AppPrefix + settings.StopDelayVar, Value: appStop.String()})
+	app.Env = append(app.Env, corev1.EnvVar{Name: settings.AppPrefix + settings.StartDelayVar, Value: appStart.String()})
+	app.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: int64(appStop / time.Second)}}}
 	app.ReadinessProbe = readyz(8080)
 	if s.Sidecar == "" {
 		return
@@ -119,7 +121,7 @@ func readyz(port int32) *corev1.Probe {
 // describeReal is what the real rows ran on.
 func describeReal() string {
 	return fmt.Sprintf("%d real nodes (kubelet v1.35.4, containerd, runc, CNI bridge, kube-proxy; kube-scheduler, CoreDNS); "+
-		"the app starts serving %s after its start and drains %s after SIGTERM, the sidecar is Ready %s after its start, "+
+		"the app starts serving %s after its start and drains %s in a preStop sleep hook before SIGTERM, the sidecar is Ready %s after its start, "+
 		"the init container runs %s; images of %d MiB, already on the nodes", realNodeN, appStart, appStop, sidecarStart,
 		settings.DefaultInit.Sleep, realImageMB)
 }
