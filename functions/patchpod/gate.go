@@ -21,20 +21,22 @@ import (
 // EndpointSlice controller take their time to honour the gate). A pod
 // whose restarted containers all have a preStop hook is not waited for
 // (stopsAfterPreStop): with no grace it is patched right after the gate's
-// write. It returns nil when the patch may go, errAgain when the gate was
-// just set and the patch may follow at once, "not yet" with the time the
+// write. It returns nil when the patch may go, the pod the gate's write
+// returned when the gate was just set and the patch may follow at once,
+// "not yet" with the time the
 // decision can next change by itself (the grace's end, the DrainTimeout
 // deadline, else the DrainRecheck: with Changes the watch wakes the
 // delivery sooner), or a refusal when the pod stayed in service past
 // DrainTimeout.
-func (s *step) drain(ctx context.Context, pod *corev1.Pod, now time.Time) error {
+func (s *step) drain(ctx context.Context, pod *corev1.Pod, now time.Time) (*corev1.Pod, error) {
 	grace := time.Duration(s.plan.GraceSeconds) * time.Second
 	covered := stopsAfterPreStop(pod, s.plan)
 	since, ok := gateFalseSince(pod)
 	if !ok {
 		msg := inplace.GateStartMessage(s.plan.UpgradeID, s.plan.Target)
-		if err := s.setGate(ctx, pod, corev1.ConditionFalse, inplace.GateReasonStart, gateMessage(msg, now), now); err != nil {
-			return err
+		written, err := s.setGate(ctx, pod, corev1.ConditionFalse, inplace.GateReasonStart, gateMessage(msg, now), now)
+		if err != nil {
+			return nil, err
 		}
 		if covered && grace == 0 {
 			if !s.plan.StepEvents {
@@ -42,7 +44,7 @@ func (s *step) drain(ctx context.Context, pod *corev1.Pod, now time.Time) error 
 					"Readiness gate %s set False; patching now: the kubelet stops the restarted containers only after their preStop hooks, while the pod leaves service",
 					inplace.ReadinessGate)
 			}
-			return errAgain // read the pod the gate's write returned, and patch it
+			return written, nil
 		}
 		if !s.plan.StepEvents {
 			s.f.d.Recorder.Eventf(pod, corev1.EventTypeNormal, EventUpgrade,
@@ -52,27 +54,27 @@ func (s *step) drain(ctx context.Context, pod *corev1.Pod, now time.Time) error 
 		if s.f.d.Changes != nil {
 			wait = max(grace, time.Millisecond) // watched: look again at once, or when the grace ends
 		}
-		return settle.NotYet(wait, "draining pod %s for %s", s.plan.Pod, grace)
+		return nil, settle.NotYet(wait, "draining pod %s for %s", s.plan.Pod, grace)
 	}
 	if wait := drainedAt(since, grace).Sub(now); wait > 0 {
-		return settle.NotYet(wait, "draining pod %s: %s left", s.plan.Pod, wait.Round(time.Millisecond))
+		return nil, settle.NotYet(wait, "draining pod %s: %s left", s.plan.Pod, wait.Round(time.Millisecond))
 	}
 	if covered {
-		return nil
+		return nil, nil
 	}
 	slices, err := s.f.d.Slices.PodEndpointSlices(ctx, pod)
 	if err != nil {
-		return fmt.Errorf("patch pod %s: list EndpointSlices: %w", s.plan.Pod, err)
+		return nil, fmt.Errorf("patch pod %s: list EndpointSlices: %w", s.plan.Pod, err)
 	}
 	done, msg := inplace.Drained(pod, slices)
 	switch {
 	case done:
-		return nil
+		return nil, nil
 	case now.Sub(since) > s.f.d.DrainTimeout:
-		return errNotDrained{fmt.Sprintf("readiness gate False for %s and %s", now.Sub(since).Round(time.Second), msg)}
+		return nil, errNotDrained{fmt.Sprintf("readiness gate False for %s and %s", now.Sub(since).Round(time.Second), msg)}
 	}
 	next := min(s.f.d.DrainRecheck, since.Add(s.f.d.DrainTimeout).Sub(now)+time.Millisecond)
-	return onWatch(settle.NotYet(next, "pod %s: gate False, waiting to leave service: %s", s.plan.Pod, msg))
+	return nil, onWatch(settle.NotYet(next, "pod %s: gate False, waiting to leave service: %s", s.plan.Pod, msg))
 }
 
 // stopsAfterPreStop reports whether every container the plan restarts
@@ -162,15 +164,15 @@ func gateFalseSince(pod *corev1.Pod) (time.Time, bool) {
 
 // setGate writes the gate condition through the status subresource, pinned
 // to the pod's UID.
-func (s *step) setGate(ctx context.Context, pod *corev1.Pod, status corev1.ConditionStatus, reason, msg string, now time.Time) error {
+func (s *step) setGate(ctx context.Context, pod *corev1.Pod, status corev1.ConditionStatus, reason, msg string, now time.Time) (*corev1.Pod, error) {
 	patch := inplace.GatePatch(pod.UID, status, reason, msg, now)
 	out, err := s.f.d.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch,
 		metav1.PatchOptions{FieldManager: FieldManager}, "status")
 	if err != nil {
-		return fmt.Errorf("patch pod %s: set gate %s: %w", s.plan.Pod, status, err)
+		return nil, fmt.Errorf("patch pod %s: set gate %s: %w", s.plan.Pod, status, err)
 	}
 	s.f.d.Reader.Wrote(out)
-	return nil
+	return out, nil
 }
 
 // restoreGate sets the gate True again when this function set it False
@@ -180,6 +182,7 @@ func (s *step) restoreGate(ctx context.Context, pod *corev1.Pod) error {
 	if !inplace.GateHeldFor(pod, s.plan.UpgradeID) {
 		return nil
 	}
-	return s.setGate(ctx, pod, corev1.ConditionTrue, inplace.GateReasonDone,
+	_, err := s.setGate(ctx, pod, corev1.ConditionTrue, inplace.GateReasonDone,
 		fmt.Sprintf("in-place upgrade %s did not go ahead", s.plan.UpgradeID), s.f.d.Clock.Now())
+	return err
 }

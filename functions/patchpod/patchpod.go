@@ -255,11 +255,19 @@ func (s *step) attempt(ctx context.Context) ([]cloudevents.Event, error) {
 	}
 	if inplace.HasGate(pod) {
 		var nd errNotDrained
-		switch err := s.drain(ctx, pod, now); {
+		switch written, err := s.drain(ctx, pod, now); {
 		case errors.As(err, &nd):
 			return s.refused(ctx, pod, ReasonNotDrained, nd.msg)
 		case err != nil:
 			return nil, err
+		case written != nil:
+			// The gate just went False and the patch may follow at once:
+			// build it on the pod that write returned.
+			now = s.f.d.Clock.Now()
+			if patch, err = inplace.Patch(written, s.plan, now); err != nil {
+				return nil, errAgain
+			}
+			pod = written
 		}
 	}
 	if patch, err = s.labelAhead(ctx, pod, patch); err != nil {
