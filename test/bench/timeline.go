@@ -131,10 +131,14 @@ func (t *timeline) stop(reqs []request, kubeletLogs []string, from, to time.Time
 	return out
 }
 
-// podFacets are what the timeline follows of a pod: the gate, Ready, each
-// container's instance, state and readiness, and its deletion.
+// podFacets are what the timeline follows of a pod: the gate, Ready, the
+// generation the kubelet reports it has taken up, each container's
+// instance, state and readiness, and its deletion.
 func podFacets(p *corev1.Pod) map[string]string {
 	f := map[string]string{"pod": "exists"}
+	if og := p.Status.ObservedGeneration; og != 0 {
+		f["observed generation"] = fmt.Sprintf("%d of %d", og, p.Generation) // the kubelet took a spec change up
+	}
 	if p.DeletionTimestamp != nil {
 		f["pod"] = "terminating"
 	}
