@@ -44,8 +44,12 @@ type OptedIn struct {
 func Owners(pods []*corev1.Pod) map[string]string {
 	out := map[string]string{}
 	for _, p := range pods {
-		if ref := metav1.GetControllerOf(p); ref != nil {
-			out[string(ref.UID)] = ref.Kind + "/" + p.Namespace + "/" + ref.Name
+		// compute-spec asks for every pod of a workload at each of its
+		// inputs: one name per owner, not one per pod.
+		if ref := metav1.GetControllerOfNoCopy(p); ref != nil {
+			if _, ok := out[string(ref.UID)]; !ok {
+				out[string(ref.UID)] = ref.Kind + "/" + p.Namespace + "/" + ref.Name
+			}
 			continue
 		}
 		out[string(p.UID)] = "Pod/" + p.Namespace + "/" + p.Name
