@@ -28,7 +28,7 @@ func toolCommands() []*cobra.Command {
 		Short: "Tail, export and import the CloudEvents on the stream",
 	}
 	events.AddCommand(newTailCmd(), newExportCmd(), newImportCmd())
-	return append([]*cobra.Command{events, newTraceCmd(), newStatusCmd(), newReplayCmd(), newUpgradeCmd(), newUndoCmd(), newRestartCmd(), newResizeCmd()}, newDecideCmds()...)
+	return append([]*cobra.Command{events, newTraceCmd(), newStatusCmd(), newReplayCmd(), newUpgradeCmd(), newUndoCmd(), newRestartCmd(), newResizeCmd(), newFleetCmd()}, newDecideCmds()...)
 }
 
 // defaultToolsURL is where the embedded server of `inplace run` listens.

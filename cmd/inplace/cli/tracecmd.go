@@ -10,16 +10,19 @@ import (
 )
 
 type traceOptions struct {
-	conn   natsFlags
-	since  string
-	limit  int
-	output string
+	conn natsFlags
+	// fleet traces one push through the fleet from the hub.
+	fleet       bool
+	fleetBucket string
+	since       string
+	limit       int
+	output      string
 }
 
 func newTraceCmd() *cobra.Command {
 	var o traceOptions
 	cmd := &cobra.Command{
-		Use:   "trace [UPGRADE-ID]",
+		Use:   "trace [UPGRADE-ID | --fleet [PUSH]]",
 		Short: "Show the whole chain of one rollout, per pod, with timings",
 		Long: `trace reads every event of one upgrade from the stream (those with its
 upgrade id, its dead letters, and the image.pushed that started it, found
@@ -31,22 +34,39 @@ step before; then how the rollout ended.
 Without an argument, trace lists the recent upgrades (newest first, from
 --since, by default the last 24 hours): their ids, workloads, targets and
 how they ended. Upgrade ids are also in ` + "`inplace status`" + ` and at the end
-of ` + "`inplace events tail`" + ` lines.`,
+of ` + "`inplace events tail`" + ` lines.
+
+With --fleet (connected to the hub's NATS) trace shows one push through the
+fleet, the newest or the PUSH named, in time order: when it started, each
+stage's approval, release and analysis, each cluster it was sent to, every
+rollout outcome a member reported for it (from the hub's FLEET stream, with
+the cluster, workload, upgrade id and counts) and the halt; the upgrade ids
+trace further on each member's own NATS.`,
 		Example: `  inplace trace
   inplace trace u-1a2b3c4d5e6f
   inplace trace u-1a2b3c4d5e6f -o table
-  inplace trace u-1a2b3c4d5e6f -o json | jq '.pods[] | select(.outcome != "succeeded")'`,
+  inplace trace u-1a2b3c4d5e6f -o json | jq '.pods[] | select(.outcome != "succeeded")'
+  inplace trace --fleet 3f2a9c... --nats-url nats://hub:4222`,
 		Args: cobra.MaximumNArgs(1),
 	}
 	o.conn.bind(cmd.Flags())
 	cmd.Flags().StringVar(&o.since, "since", "", "read the stream from then on (faster on a long stream): a duration back (2h) or an RFC 3339 time; "+
 		"without an upgrade id the default is 24h")
+	cmd.Flags().BoolVar(&o.fleet, "fleet", false, "trace one push through the fleet (the newest, or the PUSH id given) from the hub's fleet bucket and FLEET stream")
+	cmd.Flags().StringVar(&o.fleetBucket, "fleet-bucket", defaultFleetBucket, "the hub's KV bucket holding the fleet records (with --fleet)")
 	cmd.Flags().IntVar(&o.limit, "limit", 20, "without an upgrade id: list at most this many upgrades (0: all)")
 	checkOutput := outputFlag(cmd.Flags(), &o.output, "tree", "table", "json", "yaml")
 	completeOutput(cmd, "tree", "table", "json", "yaml")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := checkOutput(); err != nil {
 			return err
+		}
+		if o.fleet {
+			push := ""
+			if len(args) == 1 {
+				push = args[0]
+			}
+			return runFleetTrace(cmd, &o, push)
 		}
 		if len(args) == 0 {
 			return runTraceList(cmd, &o)
