@@ -139,8 +139,10 @@ func Slim(obj any) (any, error) {
 // SlimPod drops from a cached pod what no function reads, a quarter of its
 // memory at 10,000 pods (BenchmarkCachedPod): volumes, tolerations,
 // affinity, and each container's command, args, env, ports, mounts,
-// probes and lifecycle hooks. Kept: metadata, names, images, resources and
-// resize policies, readiness gates, node, and the whole status. The pods
+// probes and lifecycle hooks (a preStop hook is kept as an empty handler:
+// that there is one, which patch-pod reads, not what it runs). Kept:
+// metadata, names, images, resources and resize policies, readiness
+// gates, node, and the whole status. The pods
 // in pod.updated events come from this cache, so they are slim too; a full
 // pod is a GET away. Nothing writes a cached pod back whole (every write is
 // a patch).
@@ -160,7 +162,11 @@ func SlimPod(p *corev1.Pod) {
 
 func slimContainer(c *corev1.Container) {
 	c.Command, c.Args, c.Env, c.EnvFrom, c.Ports, c.VolumeMounts, c.VolumeDevices = nil, nil, nil, nil, nil, nil, nil
+	hook := c.Lifecycle != nil && c.Lifecycle.PreStop != nil
 	c.LivenessProbe, c.ReadinessProbe, c.StartupProbe, c.Lifecycle = nil, nil, nil, nil
+	if hook {
+		c.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{}}
+	}
 }
 
 // repositoryIndex indexes a pod under the canonical repository of each of

@@ -62,6 +62,7 @@ func runningPod(i int) *corev1.Pod {
 // function reads from a cached pod and drops the rest.
 func TestSlimKeepsWhatIsRead(t *testing.T) {
 	full := runningPod(1)
+	full.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"sleep", "5"}}}}
 	obj, err := kube.Slim(full.DeepCopy())
 	if err != nil {
 		t.Fatal(err)
@@ -69,19 +70,21 @@ func TestSlimKeepsWhatIsRead(t *testing.T) {
 	slim := obj.(*corev1.Pod)
 	c, fc := slim.Spec.Containers[0], full.Spec.Containers[0]
 	kept := map[string]bool{
-		"metadata (but managedFields)": equality.Semantic.DeepEqual(slim.ObjectMeta, func() metav1.ObjectMeta { m := full.ObjectMeta; m.ManagedFields = nil; return m }()),
-		"status":                       equality.Semantic.DeepEqual(slim.Status, full.Status),
-		"node":                         slim.Spec.NodeName == full.Spec.NodeName,
-		"readiness gates":              equality.Semantic.DeepEqual(slim.Spec.ReadinessGates, full.Spec.ReadinessGates),
-		"container name and image":     c.Name == fc.Name && c.Image == fc.Image && c.ImagePullPolicy == fc.ImagePullPolicy,
-		"resources and resize policy":  equality.Semantic.DeepEqual(c.Resources, fc.Resources) && equality.Semantic.DeepEqual(c.ResizePolicy, fc.ResizePolicy),
+		"metadata (but managedFields)":     equality.Semantic.DeepEqual(slim.ObjectMeta, func() metav1.ObjectMeta { m := full.ObjectMeta; m.ManagedFields = nil; return m }()),
+		"status":                           equality.Semantic.DeepEqual(slim.Status, full.Status),
+		"node":                             slim.Spec.NodeName == full.Spec.NodeName,
+		"readiness gates":                  equality.Semantic.DeepEqual(slim.Spec.ReadinessGates, full.Spec.ReadinessGates),
+		"container name and image":         c.Name == fc.Name && c.Image == fc.Image && c.ImagePullPolicy == fc.ImagePullPolicy,
+		"resources and resize policy":      equality.Semantic.DeepEqual(c.Resources, fc.Resources) && equality.Semantic.DeepEqual(c.ResizePolicy, fc.ResizePolicy),
+		"preStop hook (that there is one)": c.Lifecycle != nil && c.Lifecycle.PreStop != nil,
 	}
 	for what, ok := range kept {
 		if !ok {
 			t.Errorf("slim pod lost its %s", what)
 		}
 	}
-	if slim.Spec.Volumes != nil || slim.Spec.Tolerations != nil || c.Env != nil || c.VolumeMounts != nil || c.Ports != nil || c.ReadinessProbe != nil {
+	if slim.Spec.Volumes != nil || slim.Spec.Tolerations != nil || c.Env != nil || c.VolumeMounts != nil || c.Ports != nil || c.ReadinessProbe != nil ||
+		c.Lifecycle != nil && c.Lifecycle.PreStop != nil && c.Lifecycle.PreStop.Exec != nil {
 		t.Errorf("slim pod keeps what nothing reads: %+v", slim.Spec)
 	}
 }
