@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -23,10 +24,40 @@ import (
 func TestRolloutBehindAServiceLosesNoRequest(t *testing.T) {
 	e := newEnv(t)
 	requireRealNodes(t, e, "the traffic probe and the app it calls are programs that only real nodes run")
+	loseNoRequest(t, e, drainAfterSIGTERM)
+}
+
+// The same with pods that drain in a preStop hook (a 2 s sleep) and stop
+// serving at SIGTERM: patch-pod patches each pod right after its gate goes
+// False, not once it left the EndpointSlice (its Event says so), and not
+// one request fails.
+func TestRolloutOfPreStopPodsLosesNoRequest(t *testing.T) {
+	e := newEnv(t)
+	requireRealNodes(t, e, "the traffic probe and the app it calls are programs that only real nodes run")
+	loseNoRequest(t, e, drainInPreStop)
+	events, err := e.w.Client().CoreV1().Events(e.ns).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := 0
+	for _, ev := range events.Items {
+		if strings.Contains(ev.Message, "patching now: the kubelet stops the restarted containers only after their preStop hooks") {
+			now++
+		}
+	}
+	if now != 4 {
+		t.Errorf("%d pods patched right after their gate went False, want 4", now)
+	}
+}
+
+// loseNoRequest rolls a Deployment of 4 pods behind a Service to a new
+// version while the traffic probe calls it, and checks that no request
+// failed and the versions answered moved from the old to the new.
+func loseNoRequest(t *testing.T, e *env, drain func(*corev1.Container)) {
 	const n = 4
 	e.push("web", "1.0.0")
 	e.service("web")
-	e.deployServing("web", n, e.ref("web", "1.0.0"))
+	e.deployServing("web", n, e.ref("web", "1.0.0"), drain)
 	e.waitReadyEndpoints("web", n)
 
 	p, err := traffic.Start(t.Context(), e.w.Client(), e.ns, "http://web."+e.ns+".svc.cluster.local/", traffic.Options{Registry: e.w.Registry})
@@ -77,17 +108,29 @@ func requireRealNodes(t *testing.T, e *env, why string) {
 	}
 }
 
+// drainAfterSIGTERM: the app serves on for 2 s after SIGTERM while
+// kube-proxy takes it out of the Service.
+func drainAfterSIGTERM(c *corev1.Container) {
+	c.Env = append(c.Env, corev1.EnvVar{Name: settings.AppPrefix + settings.StopDelayVar, Value: "2s"})
+}
+
+// drainInPreStop: the app serves through a 2 s preStop sleep hook, then
+// stops at SIGTERM.
+func drainInPreStop(c *corev1.Container) {
+	c.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 2}}}
+}
+
 // deployServing creates an opted-in Deployment (semver:minor, the
 // readiness gate, max-unavailable 1) of the app serving on 8080 the way a
-// service's pods do: Ready once /readyz answers, and serving on for 2 s
-// after SIGTERM while kube-proxy takes it out of the Service.
-func (e *env) deployServing(name string, replicas int32, image string) {
+// service's pods do: Ready once /readyz answers, and draining as drain
+// says when it is stopped.
+func (e *env) deployServing(name string, replicas int32, image string, drain func(*corev1.Container)) {
 	e.t.Helper()
 	labels := map[string]string{"app": name}
 	probe := &corev1.Probe{PeriodSeconds: 1, ProbeHandler: corev1.ProbeHandler{
 		HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt32(8080)}}}
-	c := corev1.Container{Name: "app", Image: image, ReadinessProbe: probe,
-		Env: []corev1.EnvVar{{Name: settings.AppPrefix + settings.StopDelayVar, Value: "2s"}}}
+	c := corev1.Container{Name: "app", Image: image, ReadinessProbe: probe}
+	drain(&c)
 	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns,
 			Annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "1"}},
