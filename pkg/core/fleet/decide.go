@@ -93,7 +93,7 @@ func stageStatus(r *Record, s Stage, prevDone bool, halt *Halt) StageStatus {
 		st.State = Running
 		if len(st.Waiting) == 0 {
 			st.State = Done
-			if s.Analysis && r.Analysis[s.Name].Verdict != Pass {
+			if s.Analysis && !analysisPassed(r, s) {
 				st.State = AwaitingAnalysis
 			}
 		}
@@ -135,6 +135,9 @@ func findHalt(r *Record) *Halt {
 			return &Halt{Stage: s.Name, Reason: "AnalysisFailed",
 				Message: fmt.Sprintf("the analysis of stage %s failed (%s)", s.Name, g.By), At: g.At}
 		}
+		if h := analysisMissing(r, s); h != nil {
+			return h
+		}
 	}
 	return nil
 }
@@ -150,6 +153,51 @@ func memberHalt(m Member, stage, cluster string) *Halt {
 		if o.State.Bad() {
 			return &Halt{Stage: stage, Cluster: cluster, Workload: w, Reason: "Rollout" + string(o.State),
 				Message: fmt.Sprintf("%s in %s: %s %s", w, cluster, o.Reason, o.Message), At: o.ReceivedAt}
+		}
+	}
+	return nil
+}
+
+// analysisPassed: a stage that asks for an analysis has a Passed verdict,
+// recorded for the stage (Controller.Analysed) or, without one, reported by
+// every cluster of it for every workload (each rollout's own canary
+// analysis passed).
+func analysisPassed(r *Record, s Stage) bool {
+	if g, ok := r.Analysis[s.Name]; ok {
+		return g.Verdict == Pass
+	}
+	for _, c := range s.Clusters {
+		for _, w := range r.Policy.Workloads {
+			if o := r.Members[c].Rollouts[w]; o.State != Succeeded || o.Analysis != Pass {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// analysisMissing halts a stage that asks for an analysis when one of its
+// clusters reports a rollout that succeeded without a passed analysis of
+// its own (its workload names none), so the stage can never be done: the
+// fleet stops there and says which workload where, instead of waiting for
+// ever. A verdict recorded for the stage stands instead.
+func analysisMissing(r *Record, s Stage) *Halt {
+	if _, ok := r.Analysis[s.Name]; ok || !s.Analysis {
+		return nil
+	}
+	for _, c := range s.Clusters {
+		for _, w := range r.Policy.Workloads {
+			o, ok := r.Members[c].Rollouts[w]
+			if !ok || o.State != Succeeded || o.Analysis == Pass {
+				continue
+			}
+			ran := "ran no analysis (the workload names none in inplace.dev/analysis)"
+			if o.Analysis != "" {
+				ran = "ended with analysis " + o.Analysis
+			}
+			return &Halt{Stage: s.Name, Cluster: c, Workload: w, Reason: "AnalysisMissing",
+				Message: fmt.Sprintf("stage %s asks for an analysis; %s in %s completed but %s", s.Name, w, c, ran),
+				At:      o.ReceivedAt}
 		}
 	}
 	return nil

@@ -51,6 +51,21 @@ func TestDecide(t *testing.T) {
 	passed := *analysed
 	passed.Analysis = map[string]Gate{"prod": {Verdict: Pass}}
 	failed := *analysed
+	reported := record(gated, []string{"staging", "prod"},
+		map[string]State{"staging": Succeeded, "prod-eu": Succeeded, "prod-us": Succeeded})
+	for _, c := range []string{"prod-eu", "prod-us"} {
+		o := reported.Members[c].Rollouts[web]
+		o.Analysis = Pass
+		reported.Members[c].Rollouts[web] = o
+	}
+	halfReported := record(gated, []string{"staging", "prod"}, map[string]State{"staging": Succeeded, "prod-eu": Succeeded})
+	o := halfReported.Members["prod-eu"].Rollouts[web]
+	o.Analysis = Pass
+	halfReported.Members["prod-eu"].Rollouts[web] = o
+	inconclusive := record(gated, []string{"staging", "prod"}, map[string]State{"staging": Succeeded, "prod-us": Succeeded})
+	o = inconclusive.Members["prod-us"].Rollouts[web]
+	o.Analysis = "Inconclusive"
+	inconclusive.Members["prod-us"].Rollouts[web] = o
 	failed.Analysis = map[string]Gate{"prod": {Verdict: Fail, By: "error-ratio", At: t0}}
 	rejected := record(gated, []string{"staging"}, map[string]State{"staging": Succeeded})
 	rejected.Approved = map[string]Gate{"prod": {Verdict: Fail, By: "alice", At: t0}}
@@ -96,7 +111,16 @@ func TestDecide(t *testing.T) {
 		{"approved", approved, []string{"prod"}, []StageState{Done, Starting}, nil, false},
 		{"approval rejected", rejected, nil, []StageState{Done, HaltedHere},
 			&Halt{Stage: "prod", Reason: "ApprovalRejected", Message: "stage prod was rejected (alice)", At: t0}, false},
-		{"analysis awaited", analysed, nil, []StageState{Done, AwaitingAnalysis}, nil, false},
+		{"a cluster's rollout ran no analysis", analysed, nil, []StageState{Done, HaltedHere},
+			&Halt{Stage: "prod", Cluster: "prod-eu", Workload: web, Reason: "AnalysisMissing",
+				Message: "stage prod asks for an analysis; " + web + " in prod-eu completed but ran no analysis (the workload names none in inplace.dev/analysis)",
+				At:      t0}, false},
+		{"every cluster's analysis passed", reported, nil, []StageState{Done, Done}, nil, true},
+		{"one cluster's analysis passed, the other not reported", halfReported, nil, []StageState{Done, Running}, nil, false},
+		{"a completed rollout's analysis was not Passed", inconclusive, nil, []StageState{Done, HaltedHere},
+			&Halt{Stage: "prod", Cluster: "prod-us", Workload: web, Reason: "AnalysisMissing",
+				Message: "stage prod asks for an analysis; " + web + " in prod-us completed but ended with analysis Inconclusive",
+				At:      t0}, false},
 		{"analysis passed", &passed, nil, []StageState{Done, Done}, nil, true},
 		{"analysis failed", &failed, nil, []StageState{Done, HaltedHere},
 			&Halt{Stage: "prod", Reason: "AnalysisFailed", Message: "the analysis of stage prod failed (error-ratio)", At: t0}, false},

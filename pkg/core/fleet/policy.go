@@ -34,9 +34,12 @@ type Stage struct {
 	Clusters []string `json:"clusters"`
 	// Approval makes the stage wait for an approver before it starts.
 	Approval bool `json:"approval,omitempty"`
-	// Analysis makes the stage, once its rollouts succeeded, wait for an
-	// analysis verdict before it counts as done: Passed promotes, Failed
-	// halts the fleet.
+	// Analysis makes the stage count as done only when its analysis
+	// passed: each cluster's rollout of each workload reported its own
+	// canary analysis (inplace.dev/analysis) Passed, or a verdict was
+	// recorded for the stage. A rollout halted by its analysis halts the
+	// fleet as any halt does; one that succeeded without a passed analysis
+	// halts it as AnalysisMissing; a recorded Failed halts it.
 	Analysis bool `json:"analysis,omitempty"`
 }
 

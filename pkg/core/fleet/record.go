@@ -85,6 +85,10 @@ type Outcome struct {
 	State     State  `json:"state"`
 	Reason    string `json:"reason,omitempty"`
 	Message   string `json:"message,omitempty"`
+	// Analysis is the verdict of the rollout's own canary analysis as the
+	// member reported it (events.RolloutData.Analysis): Passed, Failed,
+	// Inconclusive, or empty for a rollout that ran none.
+	Analysis string `json:"analysis,omitempty"`
 	// Event is the id of the report's event; At its time (the member's
 	// clock): a report older than the one kept changes nothing.
 	Event string    `json:"event"`

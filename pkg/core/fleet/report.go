@@ -75,7 +75,7 @@ func check(r *Record, rep Report) (Outcome, error) {
 	if !slices.Contains(r.Policy.Workloads, w.String()) {
 		return Outcome{}, fmt.Errorf("%w: workload %s is not in the policy", ErrRefused, w)
 	}
-	o := Outcome{UpgradeID: d.UpgradeID, Reason: d.Reason, Message: d.Message, Event: rep.Event, At: rep.At}
+	o := Outcome{UpgradeID: d.UpgradeID, Reason: d.Reason, Message: d.Message, Analysis: d.Analysis, Event: rep.Event, At: rep.At}
 	switch rep.Type {
 	case events.RolloutCompleted:
 		o.State = Succeeded

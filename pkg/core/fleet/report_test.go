@@ -83,3 +83,18 @@ func TestApplyStaysInItsCluster(t *testing.T) {
 		t.Errorf("members = %+v; want only prod-eu halted", r.Members)
 	}
 }
+
+// TestApplyKeepsTheAnalysisVerdict: the member's own canary analysis
+// verdict is kept with its outcome, so a stage that asks for an analysis
+// can be decided from the reports.
+func TestApplyKeepsTheAnalysisVerdict(t *testing.T) {
+	r := record(policy(), []string{"staging"}, nil)
+	rep := report("staging", "c-1", events.RolloutCompleted, t0)
+	rep.Rollout.Analysis = events.AnalysisPassed
+	if _, err := Apply(r, rep, t0); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Members["staging"].Rollouts[web].Analysis; got != Pass {
+		t.Errorf("analysis = %q, want %q", got, Pass)
+	}
+}
