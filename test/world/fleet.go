@@ -73,7 +73,7 @@ type Member struct {
 	LeafSeed, LeafKey string
 
 	dir  string
-	link *leafProxy
+	link *LeafProxy
 }
 
 // StartFleet starts the registry, the hub, each member's NATS joined to
@@ -179,7 +179,7 @@ func (f *Fleet) Stop() error {
 			m.NATS.Shutdown()
 		}
 		if m.link != nil {
-			m.link.close()
+			m.link.Close()
 		}
 	}
 	f.StopHub()

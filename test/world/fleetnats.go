@@ -63,7 +63,7 @@ func (f *Fleet) Cut(ctx context.Context, name string) error {
 	if m == nil {
 		return fmt.Errorf("cut: no member %q", name)
 	}
-	m.link.setCut(true)
+	m.link.SetCut(true)
 	ctx, cancel := context.WithTimeout(ctx, joinTimeout)
 	defer cancel()
 	return m.NATS.WaitLeafs(ctx, 0)
@@ -76,7 +76,7 @@ func (f *Fleet) Heal(ctx context.Context, name string) error {
 	if m == nil {
 		return fmt.Errorf("heal: no member %q", name)
 	}
-	m.link.setCut(false)
+	m.link.SetCut(false)
 	return f.rejoin(ctx)
 }
 
@@ -88,7 +88,7 @@ func (f *Fleet) rejoin(ctx context.Context) error {
 	defer cancel()
 	joined := 0
 	for _, m := range f.Members {
-		if m.NATS == nil || m.link.isCut() {
+		if m.NATS == nil || m.link.IsCut() {
 			continue
 		}
 		if err := m.NATS.WaitLeafs(ctx, 1); err != nil {
@@ -103,7 +103,7 @@ func (f *Fleet) rejoin(ctx context.Context) error {
 		return nil
 	}
 	for _, m := range f.Members {
-		if m.NATS != nil && !m.link.isCut() {
+		if m.NATS != nil && !m.link.IsCut() {
 			if err := m.resync(ctx); err != nil {
 				return fmt.Errorf("member %s: %w", m.Name, err)
 			}
@@ -139,7 +139,7 @@ func (m *Member) resync(ctx context.Context) error {
 // startMemberNATS starts m's server, a leaf of the hub through its link.
 func (f *Fleet) startMemberNATS(ctx context.Context, m *Member) error {
 	u, _ := url.Parse(f.Hub.LeafURL())
-	link, err := newLeafProxy(u.Host)
+	link, err := NewLeafProxy(u.Host)
 	if err != nil {
 		return err
 	}
@@ -153,7 +153,7 @@ func (f *Fleet) startMemberNATS(ctx context.Context, m *Member) error {
 		return err
 	}
 	s, err := embednats.Start(embednats.Options{DataDir: filepath.Join(m.dir, "nats"), Port: -1, Name: m.Name,
-		Domain: m.Name, Users: busauth.EmbeddedUsers(f.bus, keys), Leaf: &embednats.Leaf{URL: link.url(), Seed: string(seed)}})
+		Domain: m.Name, Users: busauth.EmbeddedUsers(f.bus, keys), Leaf: &embednats.Leaf{URL: link.URL(), Seed: string(seed)}})
 	if err != nil {
 		return fmt.Errorf("member %s: %w", m.Name, err)
 	}

@@ -6,10 +6,10 @@ import (
 	"sync"
 )
 
-// leafProxy carries one member's leaf connection to the hub, so a test can
+// LeafProxy carries one member's leaf connection to the hub, so a test can
 // cut it (a partition: the member's NATS keeps running, the hub too) and
 // heal it.
-type leafProxy struct {
+type LeafProxy struct {
 	ln     net.Listener
 	target string
 
@@ -18,20 +18,22 @@ type leafProxy struct {
 	conns map[net.Conn]struct{}
 }
 
-func newLeafProxy(target string) (*leafProxy, error) {
+// NewLeafProxy listens on loopback and carries what it accepts to target
+// (host:port, the hub's leaf port).
+func NewLeafProxy(target string) (*LeafProxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	p := &leafProxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
+	p := &LeafProxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
 	go p.serve()
 	return p, nil
 }
 
-// url is where the member dials its hub.
-func (p *leafProxy) url() string { return "nats-leaf://" + p.ln.Addr().String() }
+// URL is where the member dials its hub.
+func (p *LeafProxy) URL() string { return "nats-leaf://" + p.ln.Addr().String() }
 
-func (p *leafProxy) serve() {
+func (p *LeafProxy) serve() {
 	for {
 		c, err := p.ln.Accept()
 		if err != nil {
@@ -41,7 +43,7 @@ func (p *leafProxy) serve() {
 	}
 }
 
-func (p *leafProxy) carry(c net.Conn) {
+func (p *LeafProxy) carry(c net.Conn) {
 	up, err := net.Dial("tcp", p.target)
 	if err != nil {
 		c.Close()
@@ -62,7 +64,7 @@ func (p *leafProxy) carry(c net.Conn) {
 	p.untrack(c, up)
 }
 
-func (p *leafProxy) track(cs ...net.Conn) bool {
+func (p *LeafProxy) track(cs ...net.Conn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.cut {
@@ -74,7 +76,7 @@ func (p *leafProxy) track(cs ...net.Conn) bool {
 	return true
 }
 
-func (p *leafProxy) untrack(cs ...net.Conn) {
+func (p *LeafProxy) untrack(cs ...net.Conn) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, c := range cs {
@@ -82,9 +84,9 @@ func (p *leafProxy) untrack(cs ...net.Conn) {
 	}
 }
 
-// setCut cuts (closing what it carries and refusing new connections) or
+// SetCut cuts (closing what it carries and refusing new connections) or
 // heals the link.
-func (p *leafProxy) setCut(cut bool) {
+func (p *LeafProxy) SetCut(cut bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.cut = cut
@@ -95,12 +97,14 @@ func (p *leafProxy) setCut(cut bool) {
 	}
 }
 
-func (p *leafProxy) close() {
-	p.setCut(true)
+// Close cuts the link for good and stops listening.
+func (p *LeafProxy) Close() {
+	p.SetCut(true)
 	p.ln.Close()
 }
 
-func (p *leafProxy) isCut() bool {
+// IsCut says whether the link is cut.
+func (p *LeafProxy) IsCut() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.cut

@@ -14,6 +14,7 @@ import (
 
 	"github.com/inplace-dev/inplace/pkg/bus/embednats"
 	"github.com/inplace-dev/inplace/pkg/bus/fleetnet"
+	"github.com/inplace-dev/inplace/test/world"
 )
 
 // fleet is a hub and its members on real embedded servers, on loopback.
@@ -25,7 +26,7 @@ type fleet struct {
 	op       nkeys.KeyPair // the hub's all-powerful local identity
 	seeds    map[string]string
 	members  map[string]*embednats.Server
-	links    map[string]*link
+	links    map[string]*world.LeafProxy
 	perms    func(cluster string) fleetnet.Perms
 }
 
@@ -36,7 +37,7 @@ func newFleet(t *testing.T, perms func(string) fleetnet.Perms, clusters ...strin
 		t.Fatal(err)
 	}
 	f := &fleet{t: t, hubDir: t.TempDir(), leafPort: -1, op: op, seeds: map[string]string{},
-		members: map[string]*embednats.Server{}, links: map[string]*link{}, perms: perms}
+		members: map[string]*embednats.Server{}, links: map[string]*world.LeafProxy{}, perms: perms}
 	for _, c := range clusters {
 		kp, err := nkeys.CreateUser()
 		if err != nil {
@@ -47,10 +48,14 @@ func newFleet(t *testing.T, perms func(string) fleetnet.Perms, clusters ...strin
 	}
 	f.startHub()
 	for _, c := range clusters {
-		l := newLink(t, f.hub.LeafURL())
+		l, err := world.NewLeafProxy(strings.TrimPrefix(f.hub.LeafURL(), "nats-leaf://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(l.Close)
 		f.links[c] = l
 		m, err := embednats.Start(embednats.Options{DataDir: t.TempDir(), Port: -1, Name: c, Domain: c,
-			Leaf: &embednats.Leaf{URL: l.url(), Seed: f.seeds[c]}})
+			Leaf: &embednats.Leaf{URL: l.URL(), Seed: f.seeds[c]}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +100,7 @@ func (f *fleet) waitJoined() {
 	joined := 0
 	for c, m := range f.members {
 		want := 1
-		if f.links[c].isCut() {
+		if f.links[c].IsCut() {
 			want = 0
 		}
 		if err := m.WaitLeafs(ctx, want); err != nil {
@@ -111,14 +116,14 @@ func (f *fleet) waitJoined() {
 // cut drops member c's leaf connection and keeps it down until heal.
 func (f *fleet) cut(c string) {
 	f.t.Helper()
-	f.links[c].setCut(true)
+	f.links[c].SetCut(true)
 	f.waitJoined()
 }
 
 // heal lets member c join the hub again and waits until it has.
 func (f *fleet) heal(c string) {
 	f.t.Helper()
-	f.links[c].setCut(false)
+	f.links[c].SetCut(false)
 	f.waitJoined()
 }
 
