@@ -21,21 +21,30 @@ import (
 // one when empty) from the hub's fleet bucket: stage by stage, each
 // cluster's rollout of each workload.
 func runFleetStatus(cmd *cobra.Command, o *statusOptions, push string) error {
-	c, err := o.conn.connect()
+	return withFleet(cmd.Context(), &o.conn, "status --fleet", o.fleetBucket, push, func(_ jetstream.JetStream, r *fleet.Record) error {
+		s := fleet.Summarize(r)
+		if o.output != "table" {
+			_, err := writeStructured(cmd.OutOrStdout(), o.output, s)
+			return err
+		}
+		return writeFleetStatus(cmd.OutOrStdout(), s, time.Now())
+	})
+}
+
+// withFleet connects to the hub's NATS as f says, reads push's record (the
+// newest when push is empty) and hands it to use with the connection,
+// which it closes once use returns. A read's error is prefixed with what.
+func withFleet(ctx context.Context, f *natsFlags, what, bucket, push string, use func(jetstream.JetStream, *fleet.Record) error) error {
+	c, err := f.connect()
 	if err != nil {
 		return err
 	}
 	defer c.nc.Close()
-	r, err := readFleet(cmd.Context(), c.js, o.fleetBucket, push)
+	r, err := readFleet(ctx, c.js, bucket, push)
 	if err != nil {
-		return fmt.Errorf("status --fleet: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
-	s := fleet.Summarize(r)
-	if o.output != "table" {
-		_, err := writeStructured(cmd.OutOrStdout(), o.output, s)
-		return err
-	}
-	return writeFleetStatus(cmd.OutOrStdout(), s, time.Now())
+	return use(c.js, r)
 }
 
 // readFleet reads push's record, or the newest record when push is empty.

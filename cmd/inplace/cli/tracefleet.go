@@ -44,24 +44,18 @@ type FleetReport struct {
 
 // runFleetTrace traces push (the newest when empty) from the hub.
 func runFleetTrace(cmd *cobra.Command, o *traceOptions, push string) error {
-	c, err := o.conn.connect()
-	if err != nil {
-		return err
-	}
-	defer c.nc.Close()
-	r, err := readFleet(cmd.Context(), c.js, o.fleetBucket, push)
-	if err != nil {
-		return fmt.Errorf("trace --fleet: %w", err)
-	}
-	t := FleetTrace{Status: fleet.Summarize(r), Reports: []FleetReport{}}
-	if t.Reports, err = fleetReports(cmd.Context(), c.js, t.Status); err != nil {
-		return fmt.Errorf("trace --fleet: %w", err)
-	}
-	if o.output == "json" || o.output == "yaml" {
-		_, err := writeStructured(cmd.OutOrStdout(), o.output, t)
-		return err
-	}
-	return writeFleetTrace(cmd.OutOrStdout(), r, t)
+	return withFleet(cmd.Context(), &o.conn, "trace --fleet", o.fleetBucket, push, func(js jetstream.JetStream, r *fleet.Record) error {
+		t := FleetTrace{Status: fleet.Summarize(r), Reports: []FleetReport{}}
+		var err error
+		if t.Reports, err = fleetReports(cmd.Context(), js, t.Status); err != nil {
+			return fmt.Errorf("trace --fleet: %w", err)
+		}
+		if o.output == "json" || o.output == "yaml" {
+			_, err := writeStructured(cmd.OutOrStdout(), o.output, t)
+			return err
+		}
+		return writeFleetTrace(cmd.OutOrStdout(), r, t)
+	})
 }
 
 // fleetReports reads the hub's FLEET stream for the reports of the
