@@ -68,6 +68,11 @@ type Deps struct {
 	// Decoded shares decoded rollout records by revision with the
 	// process's other readers (Warm); nil decodes each.
 	Decoded *rollout.Decoded
+	// Reports are the kubelet's Pulled Events: a pull counts done at its
+	// end, not when the pre-pull pod's status shows its container. Nil:
+	// the status alone says. Changes should wake a node at its Events too
+	// (WatchEvents).
+	Reports Reports
 }
 
 // Changes tells waiters when the pre-pull pods of a node change
@@ -221,6 +226,9 @@ func (f *Function) follow(ctx context.Context, e cloudevents.Event, plan events.
 	cfg config.Defaults) ([]cloudevents.Event, error) {
 	age := f.d.Clock.Since(createdAt(p))
 	v, msg := evaluate(p)
+	if v == pending && f.reported(ctx, p) {
+		v = pulled
+	}
 	if v == pending && age <= cfg.PrepullTimeout {
 		return nil, settle.NotYet(f.d.Recheck, "%s", msg)
 	}

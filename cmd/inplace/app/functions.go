@@ -124,6 +124,7 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 			} else {
 				pd.Changes = keys
 			}
+			pd.Reports = pullReports(ctx, d, keys)
 		}
 		f := prepull.New(pd)
 		fns = append(fns, f)
@@ -379,4 +380,20 @@ func (a *App) WatchConfigChanges(ctx context.Context, pub reconfig.Publisher, lo
 	}
 	a.Background = append(a.Background, rw.Run)
 	return nil
+}
+
+// pullReports runs an informer of the kubelet's Pulled Events in the
+// pre-pull namespace (as configured at start), waking keys' node at each:
+// a pre-pull then counts done at the pull's end. Nil when it cannot.
+func pullReports(ctx context.Context, d FunctionDeps, keys *notify.Keys) prepull.Reports {
+	inf, err := prepull.NewEventInformer(d.Kube, d.Defaults.Load().PrepullNamespace)
+	if err == nil {
+		_, err = inf.AddEventHandler(prepull.WatchEvents(keys))
+	}
+	if err != nil {
+		d.Log.Error("the kubelet's pull Events not watched: a pre-pull counts done when its pod's status shows it", "err", err)
+		return nil
+	}
+	go inf.Run(ctx.Done())
+	return prepull.EventReports{Informer: inf}
 }
