@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 
 	"github.com/spf13/cobra"
 
@@ -37,6 +39,11 @@ named beside it below.`,
 			if err := p.Validate(); err != nil {
 				return err
 			}
+			stop, err := cpuProfile(os.Getenv("INPLACE_CPUPROFILE"))
+			if err != nil {
+				return err
+			}
+			defer stop()
 			rr, err := app.Start(cmd.Context(), &p, newLogger(p.LogLevel))
 			if err != nil {
 				return err
@@ -49,6 +56,23 @@ named beside it below.`,
 		cmd.RunE = func(*cobra.Command, []string) error { return err }
 	}
 	return cmd
+}
+
+// cpuProfile writes a CPU profile of the whole process to file until stop
+// is called (for benchmarks; nothing when file is empty).
+func cpuProfile(file string) (stop func(), err error) {
+	if file == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, fmt.Errorf("INPLACE_CPUPROFILE: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("INPLACE_CPUPROFILE %s: %w", file, err)
+	}
+	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
 }
 
 func newLogger(level string) *slog.Logger {
