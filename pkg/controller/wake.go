@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -19,11 +20,7 @@ import (
 // is written only when a pod is planned (or the phase moves). It returns
 // the events to publish.
 func (ctl *Rollouts) Wake(ctx context.Context, ref events.ObjectRef) ([]cloudevents.Event, error) {
-	raw, _, err := ctl.d.Store.Get(ctx, rollout.Key(ref))
-	if err != nil {
-		return nil, err
-	}
-	r, err := Decode(raw)
+	r, err := ctl.readShared(ctx, rollout.Key(ref))
 	if err == nil && r != nil && r.Canaried() {
 		return ctl.Analyze(ctx, ref)
 	}
@@ -50,12 +47,14 @@ func (ctl *Rollouts) WakeNode(ctx context.Context, node string) ([]cloudevents.E
 	sort.Strings(keys)
 	var outs []cloudevents.Event
 	for _, key := range keys {
-		raw, _, err := ctl.d.Store.Get(ctx, key)
+		r, err := ctl.readShared(ctx, key)
+		if errors.Is(err, settle.ErrPermanent) { // a record that does not decode waits on nothing
+			continue
+		}
 		if err != nil {
 			return outs, err
 		}
-		r, err := Decode(raw)
-		if err != nil || !waiting(r) || !waitsOn(r, node) {
+		if !waiting(r) || !waitsOn(r, node) {
 			continue
 		}
 		more, err := ctl.Wake(ctx, r.Workload)
@@ -65,6 +64,22 @@ func (ctl *Rollouts) WakeNode(ctx context.Context, node string) ([]cloudevents.E
 		outs = append(outs, more...)
 	}
 	return outs, nil
+}
+
+// readShared is key's record as the store has it now, decoded once per
+// revision between the process's readers (Decoded): shared, read only;
+// nil when there is none. A record that does not decode is a permanent
+// error.
+func (ctl *Rollouts) readShared(ctx context.Context, key string) (*rollout.Rollout, error) {
+	raw, rev, err := ctl.d.Store.Get(ctx, key)
+	if err != nil || raw == nil {
+		return nil, err
+	}
+	r, err := ctl.d.Decoded.Get(key, rev, raw)
+	if err != nil {
+		return nil, settle.Permanent(wrap("decode rollout state", err))
+	}
+	return r, nil
 }
 
 // waiting: r runs and has pods to plan.
