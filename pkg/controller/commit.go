@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/inplace-dev/inplace/pkg/bus/keylock"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
@@ -34,10 +35,60 @@ type commit struct {
 // queued, each planning under its own input's id (so a redelivered input
 // re-emits its own plans, as when written alone). The result is the
 // record the steps would have written one by one, in one revision.
+//
+// A record written back to back is written at most about half of the
+// time: its writer first waits as long as the record's last write took
+// (spacing), and the changes that arrive meanwhile share the write. A
+// write of a small record takes a millisecond, so does the wait; a write
+// of a record of a thousand pods takes tens of milliseconds of CPU, and
+// one write then holds every outcome of that time.
 type commits struct {
 	locks keylock.Locks
 	mu    sync.Mutex
 	queue map[string][]*commit
+	// took is how long each key's last write took.
+	took map[string]time.Duration
+	// wait waits d or until ctx ends (a timer; tests replace it).
+	wait func(ctx context.Context, key string, d time.Duration)
+}
+
+// maxSpacing bounds the wait before a write.
+const maxSpacing = 250 * time.Millisecond
+
+// spacing is how long the writer of key waits for more changes before
+// writing: as long as key's last write took, at most maxSpacing.
+func (c *commits) spacing(key string) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return min(c.took[key], maxSpacing)
+}
+
+// wrote notes how long a write of key took.
+func (c *commits) wrote(key string, d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.took == nil {
+		c.took = map[string]time.Duration{}
+	}
+	c.took[key] = d
+}
+
+// pause waits spacing(key) before a write of key.
+func (c *commits) pause(ctx context.Context, key string) {
+	d := c.spacing(key)
+	if d <= 0 {
+		return
+	}
+	if c.wait != nil {
+		c.wait(ctx, key, d)
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 // do queues step for key and returns once a write that held it ended:
@@ -57,11 +108,14 @@ func (c *commits) do(ctx context.Context, key string, ctl *Rollouts, step record
 	if me.done { // written by the holder before us
 		return me.r, me.planned, me.err
 	}
+	c.pause(ctx, key)
 	c.mu.Lock()
 	group := c.queue[key]
 	delete(c.queue, key)
 	c.mu.Unlock()
+	start := time.Now()
 	ctl.writeGroup(ctx, key, group)
+	c.wrote(key, time.Since(start))
 	return me.r, me.planned, me.err
 }
 

@@ -1,0 +1,24 @@
+package controller
+
+import (
+	"context"
+	"time"
+)
+
+// HoldWrites has ctl's writers of key, once they would write, call wait
+// instead of waiting the spacing, as if key's last write took took.
+func HoldWrites(ctl *Rollouts, key string, took time.Duration, wait func(ctx context.Context)) {
+	ctl.commits.wrote(key, took)
+	ctl.commits.wait = func(ctx context.Context, k string, _ time.Duration) {
+		if k == key {
+			wait(ctx)
+		}
+	}
+}
+
+// QueuedWrites is how many changes of key wait for a write.
+func QueuedWrites(ctl *Rollouts, key string) int {
+	ctl.commits.mu.Lock()
+	defer ctl.commits.mu.Unlock()
+	return len(ctl.commits.queue[key])
+}
