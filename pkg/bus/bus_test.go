@@ -209,3 +209,38 @@ func TestConfigTimings(t *testing.T) {
 		}
 	}
 }
+
+func TestKVCountsTheWritesThatLostTheSwap(t *testing.T) {
+	b := bustest.New(t, nil)
+	kv, err := b.KV(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := b.KV(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const key = "Deployment/shop/web"
+	if _, err := kv.Update(t.Context(), key, func([]byte) ([]byte, error) { return []byte("0"), nil }); err != nil {
+		t.Fatal(err)
+	}
+	raced := false
+	_, err = kv.Update(t.Context(), key, func(old []byte) ([]byte, error) {
+		if !raced { // another writer gets in between this read and its write, once
+			raced = true
+			if _, err := other.Update(t.Context(), key, func([]byte) ([]byte, error) { return []byte("other"), nil }); err != nil {
+				return nil, err
+			}
+		}
+		return append(old, '+'), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := kv.Get(t.Context(), key); string(got) != "other+" {
+		t.Errorf("value = %q, want the other writer's with this one's change on top", got)
+	}
+	if got := [2]int64{kv.Conflicts(), other.Conflicts()}; got != [2]int64{1, 0} {
+		t.Errorf("conflicts (this writer, the other) = %v, want [1 0]", got)
+	}
+}

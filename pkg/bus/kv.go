@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -15,7 +16,13 @@ type KV struct {
 	kv jetstream.KeyValue
 	// bind finds the bucket on first use when kv is nil (BindKV).
 	bind *binder
+	// conflicts counts the writes that lost a compare-and-swap.
+	conflicts atomic.Int64
 }
+
+// Conflicts is how many of Update's writes lost a compare-and-swap to
+// another writer (and were read, changed and written again).
+func (k *KV) Conflicts() int64 { return k.conflicts.Load() }
 
 // KV opens (creating or updating) the rollout bucket; an attached bus binds
 // to it.
@@ -114,6 +121,7 @@ func (k *KV) UpdateRevision(ctx context.Context, key string, fn func(old []byte)
 		if !isConflict(err) || attempt >= 50 {
 			return nil, 0, fmt.Errorf("kv update %s: %w", key, err)
 		}
+		k.conflicts.Add(1)
 		if ctx.Err() != nil {
 			return nil, 0, ctx.Err()
 		}

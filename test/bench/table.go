@@ -119,6 +119,9 @@ func (r *report) printScale(out io.Writer) {
 			}
 			fmt.Fprintf(out, "  %d replica(s), the project's requests: %s\n", t.Replicas, detail(t.ProjectRequests, t.Pods))
 			printPhases(out, t.Phases)
+			for _, s := range t.Shares {
+				fmt.Fprintf(out, "    replica %s\n", s)
+			}
 			if t.Error != "" {
 				fmt.Fprintf(out, "  %d replica(s): %s\n", t.Replicas, t.Error)
 			}

@@ -22,7 +22,9 @@ type throughput struct {
 	CPUMsPerPod        map[string]float64 `json:"cpuMsPerPod"`
 	LoadAverage        float64            `json:"loadAverage"`
 	Phases             []phase            `json:"phases,omitempty"`
-	Error              string             `json:"error,omitempty"`
+	// Replicas' shares of the work, from their metrics.
+	Shares []replicaShare `json:"shares,omitempty"`
+	Error  string         `json:"error,omitempty"`
 	// Unavailable says why the run was not made (several replicas per
 	// function when main does not support them).
 	Unavailable string `json:"notAvailable,omitempty"`
@@ -41,8 +43,10 @@ func throughputWorkload(ns, image string, n int) workload {
 func (p *part) throughputRun(ctx context.Context, wl workload, repo, tag string, replicas int) throughput {
 	res := throughput{Replicas: replicas, Pods: int(wl.Replicas), Clock: "webhook received → rollout.completed"}
 	m := p.meter()
+	shares := p.project.shareMetrics(ctx)
 	before, from := m.read(), time.Now()
 	took, phases, err := p.pushAndWait(ctx, wl, repo, tag, int(wl.Replicas))
+	res.Shares = sharesSince(shares, p.project.shareMetrics(ctx))
 	res.Seconds, res.Phases, res.LoadAverage = took.Seconds(), phases, loadAverage()[0]
 	res.PodsPerSec = float64(res.Pods) / max(res.Seconds, 1e-9)
 	res.CPUMsPerPod = cpuSince(before, m.read(), res.Pods)

@@ -77,6 +77,12 @@ func Build(ctx context.Context, p *config.Process, l *links, reg prometheus.Regi
 	}
 	a.KV = kv
 	a.registry = reg
+	if reg != nil {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Namespace: "inplace", Name: "record_conflicts_total",
+			Help: "Writes of a rollout record that lost the compare-and-swap to another writer and were made again.",
+		}, func() float64 { return float64(kv.Conflicts()) }))
+	}
 	if err := a.buildFunctions(ctx, p, l, log); err != nil {
 		return nil, err
 	}

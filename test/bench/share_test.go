@@ -1,0 +1,41 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestReplicaShareFromMetrics(t *testing.T) {
+	read := func(text string) replicaShare {
+		s := replicaShare{Received: map[string]float64{}, Later: map[string]float64{}, Retried: map[string]float64{}}
+		if err := s.parse(strings.NewReader(text)); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	before := read(`# HELP inplace_events_received_total Input events delivered to a function, by event type.
+inplace_events_received_total{function="verify",type="pod.patched"} 10
+inplace_events_settled_total{function="verify",outcome="later"} 1
+process_cpu_seconds_total 2.5
+`)
+	after := read(`inplace_events_received_total{function="verify",type="pod.patched"} 110
+inplace_events_received_total{function="verify",type="pod.updated"} 50
+inplace_events_received_total{function="compute-spec",type="upgrade.succeeded"} 100
+inplace_events_settled_total{function="verify",outcome="ack"} 150
+inplace_events_settled_total{function="verify",outcome="later"} 21
+inplace_events_settled_total{function="verify",outcome="retry"} 3
+inplace_record_conflicts_total 7
+process_cpu_seconds_total 12.5
+`)
+	got := sharesSince([]replicaShare{before}, []replicaShare{after})
+	want := []replicaShare{{Received: map[string]float64{"verify": 150, "compute-spec": 100},
+		Later: map[string]float64{"verify": 20}, Retried: map[string]float64{"verify": 3}, CPUSeconds: 10, Conflicts: 7}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("shares (-want +got):\n%s", diff)
+	}
+	if line, wantLine := got[0].String(), "#0: CPU 10.0 s; record writes that lost the compare-and-swap 7; inputs: compute-spec 100, verify 150 (not yet 20, failed 3)"; line != wantLine {
+		t.Errorf("line = %q, want %q", line, wantLine)
+	}
+}
