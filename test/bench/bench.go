@@ -116,6 +116,10 @@ func (p *part) stopProject() {
 	p.project, p.out = nil, nil
 }
 
+// benchProcess names the bench's own CPU time: its simulated nodes,
+// watches and webhook proxy.
+const benchProcess = "bench (simulated nodes)"
+
 // meter reads the CPU time of the project and of the control plane (and,
 // on hollow nodes, of the nodes and kube-scheduler).
 func (p *part) meter() cpuMeter {
@@ -135,6 +139,9 @@ func (p *part) meter() cpuMeter {
 		for _, pid := range p.w.Real.Pids() {
 			m["nodes"] = append(m["nodes"], pid)
 		}
+	}
+	if p.w.Hollow == nil && p.w.Real == nil { // simulated nodes run in this process
+		m[benchProcess] = []int{os.Getpid()}
 	}
 	return m
 }

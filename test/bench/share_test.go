@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -37,5 +38,17 @@ process_cpu_seconds_total 12.5
 	}
 	if line, wantLine := got[0].String(), "#0: CPU 10.0 s; record writes that lost the compare-and-swap 7; inputs: compute-spec 100, verify 150 (not yet 20, failed 3)"; line != wantLine {
 		t.Errorf("line = %q, want %q", line, wantLine)
+	}
+}
+
+func TestMachineBusyIsAFraction(t *testing.T) {
+	busy, total := machineTicks()
+	if total == 0 {
+		t.Fatal("no CPU times in /proc/stat")
+	}
+	for end := time.Now().Add(50 * time.Millisecond); time.Now().Before(end); { // burn CPU
+	}
+	if got := busySince(busy, total); got <= 0 || got > 1 {
+		t.Errorf("busy = %v, want a fraction above 0 after 50 ms of work", got)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -119,6 +120,9 @@ func (r *report) printScale(out io.Writer) {
 			}
 			fmt.Fprintf(out, "  %d replica(s), the project's requests: %s\n", t.Replicas, detail(t.ProjectRequests, t.Pods))
 			printPhases(out, t.Phases)
+			fmt.Fprintf(out, "    CPU (cores): inplace %.2f, control plane %.2f, %s %.2f; the machine's %d CPUs %.0f%% busy (every process)\n",
+				cores(t.CPUMsPerPod["inplace"], t), cores(t.CPUMsPerPod["control plane"], t), benchProcess, cores(t.CPUMsPerPod[benchProcess], t),
+				runtime.NumCPU(), 100*t.MachineBusy)
 			for _, s := range t.Shares {
 				fmt.Fprintf(out, "    replica %s\n", s)
 			}
@@ -207,3 +211,8 @@ func detail(m map[string]int, pods int) string {
 
 func f1(v float64) string { return fmt.Sprintf("%.1f", v) }
 func f0(v float64) string { return fmt.Sprintf("%.0f", v) }
+
+// cores is CPU milliseconds per pod over a run as cores used on average.
+func cores(msPerPod float64, t throughput) float64 {
+	return msPerPod * float64(t.Pods) / 1000 / max(t.Seconds, 1e-9)
+}

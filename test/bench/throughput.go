@@ -21,7 +21,10 @@ type throughput struct {
 	FailedWritesPerPod map[string]float64 `json:"failedWritesPerPod,omitempty"`
 	CPUMsPerPod        map[string]float64 `json:"cpuMsPerPod"`
 	LoadAverage        float64            `json:"loadAverage"`
-	Phases             []phase            `json:"phases,omitempty"`
+	// MachineBusy is the fraction of all the machine's CPU time that was
+	// busy during the run (every process, the bench's and others').
+	MachineBusy float64 `json:"machineBusy"`
+	Phases      []phase `json:"phases,omitempty"`
 	// Replicas' shares of the work, from their metrics.
 	Shares []replicaShare `json:"shares,omitempty"`
 	Error  string         `json:"error,omitempty"`
@@ -44,9 +47,13 @@ func (p *part) throughputRun(ctx context.Context, wl workload, repo, tag string,
 	res := throughput{Replicas: replicas, Pods: int(wl.Replicas), Clock: "webhook received → rollout.completed"}
 	m := p.meter()
 	shares := p.project.shareMetrics(ctx)
+	profiled := p.project.profileReplicas(ctx, profilesDir(), 20*time.Second, p.log)
+	busy, total := machineTicks()
 	before, from := m.read(), time.Now()
 	took, phases, err := p.pushAndWait(ctx, wl, repo, tag, int(wl.Replicas))
+	res.MachineBusy = busySince(busy, total)
 	res.Shares = sharesSince(shares, p.project.shareMetrics(ctx))
+	profiled()
 	res.Seconds, res.Phases, res.LoadAverage = took.Seconds(), phases, loadAverage()[0]
 	res.PodsPerSec = float64(res.Pods) / max(res.Seconds, 1e-9)
 	res.CPUMsPerPod = cpuSince(before, m.read(), res.Pods)
