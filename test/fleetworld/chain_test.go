@@ -17,7 +17,6 @@ import (
 	"github.com/inplace-dev/inplace/pkg/bus"
 	fleetctl "github.com/inplace-dev/inplace/pkg/controller/fleet"
 	"github.com/inplace-dev/inplace/pkg/core/fleet"
-	"github.com/inplace-dev/inplace/test/kubelet"
 	"github.com/inplace-dev/inplace/test/registry"
 	"github.com/inplace-dev/inplace/test/stack"
 	"github.com/inplace-dev/inplace/test/world"
@@ -37,16 +36,9 @@ type chainFleet struct {
 
 func startChainFleet(t *testing.T) *chainFleet {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("starts three control planes; skipped with -short")
-	}
 	ctx := t.Context()
 	t0 := time.Now()
-	f, err := world.StartFleet(ctx, world.FleetOptions{World: world.Options{KubeletOptions: kubelet.Options{Nodes: 1}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = f.Stop() })
+	f := startFleet(t)
 	cf := &chainFleet{t: t, f: f, stacks: map[string]*stack.Stack{}}
 	cf.c, cf.store = startHub(t, conn(t, f.HubConn))
 	if _, err := f.Registry.Push(ctx, "shop/web", "1.0.0"); err != nil {

@@ -28,17 +28,8 @@ import (
 // down, after the hub restarts; inplace on a member (stack.Options.Member,
 // --fleet-member) puts a push the hub released to it on its own bus.
 func TestAFleetOfThree(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts three control planes; skipped with -short")
-	}
 	ctx := t.Context()
-	t0 := time.Now()
-	f, err := world.StartFleet(ctx, world.FleetOptions{World: world.Options{KubeletOptions: kubelet.Options{Nodes: 1}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = f.Stop() })
-	t.Logf("fleet of %d started in %s", len(f.Members), time.Since(t0).Round(time.Millisecond))
+	f := startFleet(t)
 
 	var names []string
 	for _, m := range f.Members {
@@ -143,9 +134,39 @@ func conn(t *testing.T, dial func(string) (*nats.Conn, error)) *nats.Conn {
 	return nc
 }
 
+// startFleet starts the three-cluster fleet, one simulated node each,
+// stopped when the test ends; with -short the test is skipped.
+func startFleet(t *testing.T) *world.Fleet {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts three control planes; skipped with -short")
+	}
+	t0 := time.Now()
+	f, err := world.StartFleet(t.Context(), world.FleetOptions{World: world.Options{KubeletOptions: kubelet.Options{Nodes: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Stop() })
+	t.Logf("fleet of %d started in %s", len(f.Members), time.Since(t0).Round(time.Millisecond))
+	return f
+}
+
 // waitStream waits until stream holds want (subject and data of each
 // message, in order) and fails if it holds anything else.
 func waitStream(t *testing.T, nc *nats.Conn, stream string, want []string) {
+	t.Helper()
+	waitStreamAs(t, nc, stream, want, func(m *jetstream.RawStreamMsg) string { return string(m.Data) })
+}
+
+// waitStreamIDs is waitStream by each message's CloudEvent id.
+func waitStreamIDs(t *testing.T, nc *nats.Conn, stream string, want []string) {
+	t.Helper()
+	waitStreamAs(t, nc, stream, want, func(m *jetstream.RawStreamMsg) string { return m.Header.Get("ce-id") })
+}
+
+// waitStreamAs waits until stream holds want (each message's subject and
+// what show says of it, in order) and fails if it holds anything else.
+func waitStreamAs(t *testing.T, nc *nats.Conn, stream string, want []string, show func(*jetstream.RawStreamMsg) string) {
 	t.Helper()
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -153,7 +174,7 @@ func waitStream(t *testing.T, nc *nats.Conn, stream string, want []string) {
 	}
 	var got []string
 	err = world.Eventually(t.Context(), 20*time.Second, stream+" holding "+want[len(want)-1], func(ctx context.Context) (bool, error) {
-		got, err = messages(ctx, js, stream)
+		got, err = messages(ctx, js, stream, show)
 		return len(got) >= len(want), err
 	})
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -161,7 +182,7 @@ func waitStream(t *testing.T, nc *nats.Conn, stream string, want []string) {
 	}
 }
 
-func messages(ctx context.Context, js jetstream.JetStream, stream string) ([]string, error) {
+func messages(ctx context.Context, js jetstream.JetStream, stream string, show func(*jetstream.RawStreamMsg) string) ([]string, error) {
 	s, err := js.Stream(ctx, stream)
 	if err != nil {
 		return nil, err
@@ -176,7 +197,7 @@ func messages(ctx context.Context, js jetstream.JetStream, stream string) ([]str
 		if err != nil {
 			return nil, err
 		}
-		got = append(got, m.Subject+" "+string(m.Data))
+		got = append(got, m.Subject+" "+show(m))
 	}
 	return got, nil
 }

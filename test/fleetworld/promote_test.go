@@ -7,7 +7,6 @@ import (
 	"time"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
-	"github.com/google/go-cmp/cmp"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/inplace-dev/inplace/pkg/bus/fleetnet"
 	fleetctl "github.com/inplace-dev/inplace/pkg/controller/fleet"
 	"github.com/inplace-dev/inplace/pkg/core/fleet"
-	"github.com/inplace-dev/inplace/test/kubelet"
 	"github.com/inplace-dev/inplace/test/world"
 )
 
@@ -28,15 +26,8 @@ var web = events.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web"}
 // hub's FLEET; the hub then sends both production clusters the push. A
 // second push halted in staging never reaches production.
 func TestTheHubPromotesStageByStage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts three control planes; skipped with -short")
-	}
 	ctx := t.Context()
-	f, err := world.StartFleet(ctx, world.FleetOptions{World: world.Options{KubeletOptions: kubelet.Options{Nodes: 1}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = f.Stop() })
+	f := startFleet(t)
 	hub := conn(t, f.HubConn)
 	c, store := startHub(t, hub)
 
@@ -53,7 +44,7 @@ func TestTheHubPromotesStageByStage(t *testing.T) {
 		"fleet.staging.rollout.halted staging-push-2"})
 	waitPushes(t, f.Member("prod-eu"), "push-1")
 	waitPushes(t, f.Member("prod-us"), "push-1")
-	err = world.Eventually(ctx, 20*time.Second, "push-2 halted", func(ctx context.Context) (bool, error) {
+	err := world.Eventually(ctx, 20*time.Second, "push-2 halted", func(ctx context.Context) (bool, error) {
 		r, err := store.Get(ctx, "push-2")
 		return r != nil && r.Halt != nil, err
 	})
@@ -148,37 +139,4 @@ func waitPushes(t *testing.T, m *world.Member, pushes ...string) {
 		want = append(want, fleetctl.PromoteSubject(m.Name)+" "+p)
 	}
 	waitStreamIDs(t, conn(t, m.Conn), fleetnet.InStream, want)
-}
-
-// waitStreamIDs waits until stream holds want (subject and CloudEvent id
-// of each message, in order) and fails if it holds anything else.
-func waitStreamIDs(t *testing.T, nc *nats.Conn, stream string, want []string) {
-	t.Helper()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	err = world.Eventually(t.Context(), 20*time.Second, stream+" holding "+want[len(want)-1], func(ctx context.Context) (bool, error) {
-		s, err := js.Stream(ctx, stream)
-		if err != nil {
-			return false, err
-		}
-		info, err := s.Info(ctx)
-		if err != nil {
-			return false, err
-		}
-		got = nil
-		for seq := info.State.FirstSeq; info.State.Msgs > 0 && seq <= info.State.LastSeq; seq++ {
-			m, err := s.GetMsg(ctx, seq)
-			if err != nil {
-				return false, err
-			}
-			got = append(got, m.Subject+" "+m.Header.Get("ce-id"))
-		}
-		return len(got) >= len(want), nil
-	})
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Fatalf("stream %s (-want +got):\n%s\n%v", stream, diff, err)
-	}
 }
