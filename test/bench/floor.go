@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -28,13 +29,20 @@ func (p *part) upgradeFloor(ctx context.Context, r *prepared) (time.Duration, er
 	if err != nil {
 		return 0, err
 	}
-	return p.floor(ctx, r.ns, r.wl.Name, image, r.sc.MaxUnavailable, r.wl.Gate)
+	var ahead func(first, rest []*corev1.Pod) func() error
+	if !r.sc.Cached {
+		ahead = func(first, rest []*corev1.Pod) func() error { return p.pullAhead(ctx, r.ns, image, first, rest) }
+	}
+	return p.floor(ctx, r.ns, r.wl.Name, image, r.sc.MaxUnavailable, r.wl.Gate, ahead)
 }
 
 // floor patches the pods of app in ns to image, budget at a time (with the
 // gate dance when gate), and returns how long until every pod ran it and
-// was Ready.
-func (p *part) floor(ctx context.Context, ns, app, image string, budget int, gate bool) (time.Duration, error) {
+// was Ready. ahead, when set, is called with the first batch and the rest
+// as the clock starts, and what it returns is waited for once the clock
+// has stopped.
+func (p *part) floor(ctx context.Context, ns, app, image string, budget int, gate bool,
+	ahead func(first, rest []*corev1.Pod) func() error) (took time.Duration, err error) {
 	digest := imageref.DigestOf(image)
 	w, err := watchPods(ctx, p.client, ns)
 	if err != nil {
@@ -46,6 +54,10 @@ func (p *part) floor(ctx context.Context, ns, app, image string, budget int, gat
 	ctx, cancel := context.WithTimeout(ctx, rolloutLimit)
 	defer cancel()
 	start := time.Now()
+	if ahead != nil {
+		wait := ahead(pods[:min(budget, len(pods))], pods[min(budget, len(pods)):])
+		defer func() { err = errors.Join(err, wait()) }()
+	}
 	for len(pods) > 0 {
 		n := min(budget, len(pods))
 		batch := names(pods[:n])
@@ -80,6 +92,38 @@ func (p *part) floor(ctx context.Context, ns, app, image string, budget int, gat
 		}
 	}
 	return time.Since(start), nil
+}
+
+// pullAhead is how an ideal controller gets an image no node has: it
+// patches the first batch at once, so their kubelets pull in their own
+// sync (a pull ahead of them would add a sandbox before it and a second
+// resolve after it), and starts the pull at once, with a pod like
+// pre-pull's, on every node only later batches run on. It returns a wait
+// for those pulls (their pods deleted once Running).
+func (p *part) pullAhead(ctx context.Context, ns, image string, first, rest []*corev1.Pod) func() error {
+	nodes := aheadNodes(first, rest)
+	if len(nodes) == 0 {
+		return func() error { return nil }
+	}
+	done := make(chan error, 1)
+	go func() { done <- warmNodes(ctx, p.client, ns, image, nodes) }()
+	return func() error { return <-done }
+}
+
+// aheadNodes are the nodes pods of rest run on and no pod of first does,
+// each once, in rest's order.
+func aheadNodes(first, rest []*corev1.Pod) []string {
+	seen := map[string]bool{}
+	for _, pod := range first {
+		seen[pod.Spec.NodeName] = true
+	}
+	var nodes []string
+	for _, pod := range rest {
+		if n := pod.Spec.NodeName; n != "" && !seen[n] {
+			seen[n], nodes = true, append(nodes, n)
+		}
+	}
+	return nodes
 }
 
 // takenUp: the kubelet has taken the app container's new image up: it

@@ -109,7 +109,7 @@ func (p *part) scaleFloor(ctx context.Context, s *scaleWorkload) rollout {
 		Clock: "first patch → last pod Ready on the image (the benchmark patches every pod itself)"}
 	m := p.meter()
 	before, from := m.read(), time.Now()
-	took, err := p.floor(ctx, s.namespace, s.wl.Name, s.firstRef, res.Pods, false)
+	took, err := p.floor(ctx, s.namespace, s.wl.Name, s.firstRef, res.Pods, false, nil)
 	res.Seconds, res.LoadAverage = took.Seconds(), loadAverage()[0]
 	res.CPUMsPerPod = cpuSince(before, m.read(), res.Pods)
 	if err != nil {

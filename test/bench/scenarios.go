@@ -9,7 +9,8 @@ import (
 
 // scenario is one workload, upgraded in place and by the native rolling
 // update at the same max-unavailable and at the native defaults (and, for
-// one, by the floor: the kubelet alone, driven by an ideal controller).
+// those with Floor, by the floor: the kubelet alone, driven by an ideal
+// controller).
 type scenario struct {
 	Name           string  `json:"name"`
 	Title          string  `json:"title"`
@@ -34,9 +35,9 @@ func scenarios(o options) []scenario {
 		{Name: "deploy-cached", Title: "Deployment, image cached on the nodes", Kind: "Deployment", Replicas: d,
 			MaxUnavailable: quarter(d), Cached: true, Floor: true, Target: 0.9},
 		{Name: "deploy-uncached", Title: "Deployment, image not on the nodes", Kind: "Deployment", Replicas: d,
-			MaxUnavailable: quarter(d), Target: 0.5},
+			MaxUnavailable: quarter(d), Floor: true, Target: 0.5},
 		{Name: "sts-pvc", Title: "StatefulSet with a PVC per pod", Kind: "StatefulSet", Replicas: s,
-			MaxUnavailable: max(int(s)/2, 1), Target: 0.25},
+			MaxUnavailable: max(int(s)/2, 1), Floor: true, Target: 0.25},
 	}
 }
 
