@@ -32,6 +32,10 @@ type Config struct {
 	LaterLimit int
 	// MaxAckPending bounds unsettled messages per consumer.
 	MaxAckPending int
+	// PinnedTTL is how long a pinned consumer (ConsumerSpec.Pinned) keeps
+	// delivering to a replica that has stopped asking for messages before
+	// it picks another: how soon a live replica takes over from a dead one.
+	PinnedTTL time.Duration
 	// KVBucket holds rollout progress.
 	KVBucket string
 }
@@ -48,6 +52,7 @@ func DefaultConfig() Config {
 		RetryLimit:    10,
 		LaterLimit:    2000,
 		MaxAckPending: 256,
+		PinnedTTL:     10 * time.Second,
 		KVBucket:      "inplace-rollouts",
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -25,7 +26,14 @@ type Bus struct {
 type ConsumerSpec struct {
 	Name  string
 	Types []string
+	// Pinned: the consumer delivers to one replica at a time (a JetStream
+	// priority group with a pinned client, PinGroup); when that replica
+	// stops pulling for PinnedTTL, the server pins another.
+	Pinned bool
 }
+
+// PinGroup is the priority group of a pinned consumer.
+const PinGroup = "inplace"
 
 // Connect sets up (or updates) the stream on nc and returns the bus.
 func Connect(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Bus, error) {
@@ -98,7 +106,7 @@ func (b *Bus) ConsumerConfig(spec ConsumerSpec) jetstream.ConsumerConfig {
 	for _, t := range spec.Types {
 		subjects = append(subjects, b.cfg.Subject(t))
 	}
-	return jetstream.ConsumerConfig{
+	c := jetstream.ConsumerConfig{
 		Durable:        spec.Name,
 		Description:    "inplace function " + spec.Name,
 		FilterSubjects: subjects,
@@ -113,6 +121,12 @@ func (b *Bus) ConsumerConfig(spec ConsumerSpec) jetstream.ConsumerConfig {
 		// rather than replaying a week of history.
 		DeliverPolicy: jetstream.DeliverNewPolicy,
 	}
+	if spec.Pinned {
+		c.PriorityPolicy = jetstream.PriorityPolicyPinned
+		c.PriorityGroups = []string{PinGroup}
+		c.PinnedTTL = max(b.cfg.PinnedTTL, 3*time.Second)
+	}
+	return c
 }
 
 // EnsureConsumers creates or updates the durable consumer of each function

@@ -69,7 +69,7 @@ func StartWrapped(ctx context.Context, p *config.Process, log *slog.Logger, wrap
 			fns = append(fns, wrap(f))
 		}
 	}
-	rr.Runners = runners(l, runner.Options{Workers: p.Workers, Log: log, Metrics: metrics.New(reg)}, fns)
+	rr.Runners = runners(l, runner.Options{Workers: p.Workers, Log: log, Metrics: metrics.New(reg), Pinned: pinned(Consumers)}, fns)
 	ln, err := net.Listen("tcp", p.HTTPAddr)
 	if err != nil {
 		return fail(fmt.Errorf("--http-addr %s: %w", p.HTTPAddr, err))

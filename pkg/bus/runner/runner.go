@@ -23,6 +23,9 @@ type Options struct {
 	Log *slog.Logger
 	// Metrics, when set, count events and settlements.
 	Metrics *metrics.Metrics
+	// Pinned names the functions whose consumer delivers to one replica
+	// at a time (bus.ConsumerSpec.Pinned).
+	Pinned map[string]bool
 
 	// beforeAck runs between publishing outputs and acking (tests simulate a crash there).
 	beforeAck func(fn string) bool
@@ -50,10 +53,14 @@ func New(b *bus.Bus, opts Options, fns ...Function) *Runner {
 }
 
 // Specs returns the consumer of each function, for bus setup.
-func Specs(fns ...Function) []bus.ConsumerSpec {
+func Specs(fns ...Function) []bus.ConsumerSpec { return PinnedSpecs(nil, fns...) }
+
+// PinnedSpecs is Specs, the functions named in pinned with a consumer
+// that delivers to one replica at a time.
+func PinnedSpecs(pinned map[string]bool, fns ...Function) []bus.ConsumerSpec {
 	specs := make([]bus.ConsumerSpec, 0, len(fns))
 	for _, f := range fns {
-		specs = append(specs, bus.ConsumerSpec{Name: f.Name(), Types: f.Types()})
+		specs = append(specs, bus.ConsumerSpec{Name: f.Name(), Types: f.Types(), Pinned: pinned[f.Name()]})
 	}
 	return specs
 }
@@ -64,7 +71,7 @@ func (r *Runner) Ready() bool { return r.ready.Load() }
 // Run sets up the consumers and handles events until ctx is done; then it
 // stops pulling, lets handlers in flight finish and settle, and returns.
 func (r *Runner) Run(ctx context.Context) error {
-	if err := r.bus.EnsureConsumers(ctx, Specs(r.fns...)...); err != nil {
+	if err := r.bus.EnsureConsumers(ctx, PinnedSpecs(r.opts.Pinned, r.fns...)...); err != nil {
 		return err
 	}
 	failures, err := r.bus.Failures(ctx)
@@ -79,7 +86,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			stopAll(iters)
 			return err
 		}
-		it, err := c.Messages(jetstream.PullMaxMessages(r.opts.Workers * 2))
+		it, err := c.Messages(pullOpts(c, r.opts.Workers)...)
 		if err != nil {
 			stopAll(iters)
 			return fmt.Errorf("runner: pull %s: %w", f.Name(), err)
@@ -102,6 +109,21 @@ func (r *Runner) Run(ctx context.Context) error {
 	stopAll(iters)
 	wg.Wait()
 	return nil
+}
+
+// pullOpts are the options of a function's pull. A pinned consumer (one
+// with priority groups, however it was set up) is pulled in its group,
+// with pulls that expire well within its PinnedTTL: the replica it is
+// pinned to asks again often enough to keep the pin while idle, and
+// loses it soon after it stops.
+func pullOpts(c jetstream.Consumer, workers int) []jetstream.PullMessagesOpt {
+	opts := []jetstream.PullMessagesOpt{jetstream.PullMaxMessages(workers * 2)}
+	cfg := c.CachedInfo().Config
+	if len(cfg.PriorityGroups) == 0 {
+		return opts
+	}
+	return append(opts, jetstream.PullPriorityGroup(cfg.PriorityGroups[0]),
+		jetstream.PullExpiry(max(cfg.PinnedTTL/3, time.Second)))
 }
 
 func stopAll(iters []jetstream.MessagesContext) {
