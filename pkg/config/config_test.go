@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"os"
 	"strings"
@@ -194,5 +195,39 @@ func TestFleetMemberIsChecked(t *testing.T) {
 		if tc.ok != (err == nil) || (err != nil && !strings.Contains(err.Error(), "--fleet-member")) {
 			t.Errorf("--fleet-member=%q: %v, want ok %v", tc.name, err, tc.ok)
 		}
+	}
+}
+
+func TestPinnedTTLFlag(t *testing.T) {
+	for _, tc := range []struct {
+		name, arg string
+		want      time.Duration
+		err       string
+	}{
+		{name: "default", want: 10 * time.Second},
+		{name: "set", arg: "--pinned-ttl=20s", want: 20 * time.Second},
+		{name: "too short", arg: "--pinned-ttl=1s", want: time.Second, err: "--pinned-ttl: 1s is too short (at least 3s)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var p Process
+			fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+			if err := BindFlags(fs, &p); err != nil {
+				t.Fatal(err)
+			}
+			var args []string
+			if tc.arg != "" {
+				args = append(args, tc.arg)
+			}
+			if err := fs.Parse(args); err != nil {
+				t.Fatal(err)
+			}
+			if p.Bus.PinnedTTL != tc.want {
+				t.Errorf("PinnedTTL = %s, want %s", p.Bus.PinnedTTL, tc.want)
+			}
+			err := p.Validate()
+			if got := fmt.Sprint(err); (tc.err == "" && err != nil) || (tc.err != "" && got != tc.err) {
+				t.Errorf("Validate: %v, want %q", err, tc.err)
+			}
+		})
 	}
 }

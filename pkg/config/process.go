@@ -211,6 +211,8 @@ func BindFlags(fs *pflag.FlagSet, p *Process) error {
 	str(&p.Bus.Stream, "stream", p.Bus.Stream, "JetStream stream name")
 	num(&p.Bus.Replicas, "replicas", p.Bus.Replicas, "stream and KV replicas (3 on a NATS cluster)")
 	dur(&p.Bus.AckWait, "ack-wait", p.Bus.AckWait, "how long an event may stay unsettled")
+	dur(&p.Bus.PinnedTTL, "pinned-ttl", p.Bus.PinnedTTL, "how long compute-spec's consumer, which delivers to one replica at a time, "+
+		"waits for a replica that stopped pulling before it delivers to another")
 	dur(&p.Bus.MaxAge, "retention", p.Bus.MaxAge, "how long events are kept for tail, trace and replay")
 	durs := func(dst *[]time.Duration, name string, def []time.Duration, usage string) {
 		if v, ok := os.LookupEnv(env(name)); ok {
@@ -273,6 +275,9 @@ func (p *Process) Validate() error {
 	}
 	if p.Bus.AckWait < 2*time.Second {
 		return fmt.Errorf("--ack-wait: %s is too short (at least 2s)", p.Bus.AckWait)
+	}
+	if p.Bus.PinnedTTL < 3*time.Second {
+		return fmt.Errorf("--pinned-ttl: %s is too short (at least 3s)", p.Bus.PinnedTTL)
 	}
 	if p.Bus.RetryLimit <= 0 {
 		return fmt.Errorf("--retry-limit: must be positive, not %d", p.Bus.RetryLimit)

@@ -125,7 +125,7 @@ functions start, and after an upgrade of inplace.`,
 // setupFlags are the settings of 'inplace run' that 'nats setup' reads: the
 // connection and what the stream, consumers and buckets are made with.
 var setupFlags = []string{"nats-url", "nats-credentials", "nats-tls-ca", "nats-tls-cert", "nats-tls-key",
-	"stream", "replicas", "ack-wait", "retention", "retry-backoff", "retry-limit"}
+	"stream", "replicas", "ack-wait", "pinned-ttl", "retention", "retry-backoff", "retry-limit"}
 
 // bindSome binds the process settings as 'inplace run' does (defaults from
 // INPLACE_* included) and shows only the named flags; the others keep
