@@ -18,11 +18,16 @@ type KV struct {
 	bind *binder
 	// conflicts counts the writes that lost a compare-and-swap.
 	conflicts atomic.Int64
+	// reads counts the values read (Get, and each update's read).
+	reads atomic.Int64
 }
 
 // Conflicts is how many of Update's writes lost a compare-and-swap to
 // another writer (and were read, changed and written again).
 func (k *KV) Conflicts() int64 { return k.conflicts.Load() }
+
+// Reads counts the values read from the bucket so far.
+func (k *KV) Reads() int64 { return k.reads.Load() }
 
 // KV opens (creating or updating) the rollout bucket; an attached bus binds
 // to it.
@@ -68,6 +73,7 @@ func (k *KV) Get(ctx context.Context, key string) ([]byte, uint64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	k.reads.Add(1)
 	e, err := kv.Get(ctx, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, 0, nil
@@ -93,16 +99,39 @@ func (k *KV) Update(ctx context.Context, key string, fn func(old []byte) ([]byte
 // UpdateRevision is Update, also returning the revision of the value it
 // returns (the one written, or the unchanged one's).
 func (k *KV) UpdateRevision(ctx context.Context, key string, fn func(old []byte) ([]byte, error)) ([]byte, uint64, error) {
+	return k.update(ctx, key, nil, 0, fn)
+}
+
+// UpdateRevisionFrom is UpdateRevision starting from old, key's value at
+// revision rev as the caller last wrote it: the first compare-and-swap is
+// made against rev without reading key (a value of hundreds of kilobytes
+// is not fetched again), and key is read only when another writer moved
+// it on since, or when fn refuses the caller's value (its refusal is asked
+// again of the key as it is: fn must be pure). rev 0 reads key first, as
+// UpdateRevision.
+func (k *KV) UpdateRevisionFrom(ctx context.Context, key string, old []byte, rev uint64, fn func(old []byte) ([]byte, error)) ([]byte, uint64, error) {
+	return k.update(ctx, key, old, rev, fn)
+}
+
+// update is UpdateRevision, from old at rev when rev is not 0.
+func (k *KV) update(ctx context.Context, key string, old []byte, rev uint64, fn func(old []byte) ([]byte, error)) ([]byte, uint64, error) {
 	kv, err := k.bucket(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
+	given := rev != 0 // fn's first run is on the caller's value, unread
 	for attempt := 0; ; attempt++ {
-		old, rev, err := k.Get(ctx, key)
-		if err != nil {
-			return nil, 0, err
+		if attempt > 0 || !given {
+			if old, rev, err = k.Get(ctx, key); err != nil {
+				return nil, 0, err
+			}
 		}
 		next, err := fn(old)
+		if err != nil && given && attempt == 0 {
+			// An answer on the caller's value may be an answer on a
+			// stale one: asked again on the key as it is.
+			continue
+		}
 		if errors.Is(err, ErrNoChange) {
 			return old, rev, nil
 		}
