@@ -137,6 +137,7 @@ func (c *commits) alone(ctx context.Context, key string, ctl *Rollouts, step rec
 // decodes what was just encoded; from then on nobody modifies it.
 func (ctl *Rollouts) writeGroup(ctx context.Context, key string, group []*commit) {
 	var r *rollout.Rollout
+	var raw []byte
 	rev, err := ctl.update(ctx, key, func(old []byte) ([]byte, error) {
 		prev, err := ctl.decodeToWrite(key, old)
 		if err != nil {
@@ -154,7 +155,7 @@ func (ctl *Rollouts) writeGroup(ctx context.Context, key string, group []*commit
 		if !wrote {
 			return nil, errNoChange
 		}
-		raw, err := json.Marshal(prev)
+		raw, err = json.Marshal(prev)
 		if err == nil {
 			ctl.d.Decoded.Expect(key, raw, prev)
 		}
@@ -162,6 +163,9 @@ func (ctl *Rollouts) writeGroup(ctx context.Context, key string, group []*commit
 	})
 	if err == nil {
 		ctl.d.Decoded.Put(key, rev, r)
+		if rev != 0 {
+			ctl.written.Store(key, writtenRecord{raw: raw, rev: rev})
+		}
 	}
 	for _, c := range group {
 		c.done = true
@@ -186,9 +190,29 @@ type revisionStore interface {
 	UpdateRevision(ctx context.Context, key string, fn func(old []byte) ([]byte, error)) ([]byte, uint64, error)
 }
 
+// fromStore is a revisionStore whose update may start from a value the
+// caller holds (bus.KV).
+type fromStore interface {
+	UpdateRevisionFrom(ctx context.Context, key string, old []byte, rev uint64, fn func(old []byte) ([]byte, error)) ([]byte, uint64, error)
+}
+
+// writtenRecord is a record as this process last wrote it.
+type writtenRecord struct {
+	raw []byte
+	rev uint64
+}
+
 // update is Store.Update, with the revision written when the store tells
-// it (bus.KV; 0 otherwise).
+// it (bus.KV; 0 otherwise). Its compare-and-swap starts from the
+// process's own last write of key when the store can (one writer: the
+// record is not read back), and reads key when another writer moved it on.
 func (ctl *Rollouts) update(ctx context.Context, key string, fn func(old []byte) ([]byte, error)) (uint64, error) {
+	if st, ok := ctl.d.Store.(fromStore); ok {
+		if w, ok := ctl.written.Load(key); ok {
+			_, rev, err := st.UpdateRevisionFrom(ctx, key, w.(writtenRecord).raw, w.(writtenRecord).rev, fn)
+			return rev, err
+		}
+	}
 	if st, ok := ctl.d.Store.(revisionStore); ok {
 		_, rev, err := st.UpdateRevision(ctx, key, fn)
 		return rev, err

@@ -37,36 +37,55 @@ type PodReader interface {
 // rollout goes on: the pod's real outcome comes from verify or the
 // watchdog. An outcome that would change nothing in the record is not
 // looked at (Record ignores it).
-func (ctl *Rollouts) confirmOutcome(ctx context.Context, typ string, o events.OutcomeData) error {
+func (ctl *Rollouts) confirmOutcome(ctx context.Context, typ string, o events.OutcomeData) (*rollout.Pod, error) {
 	key := rollout.Key(o.Plan.Owner)
-	raw, rev, err := ctl.d.Store.Get(ctx, key)
-	if err != nil || raw == nil {
-		return err
+	r, p, err := ctl.recordable(ctx, key, typ, o, ctl.readRaw)
+	if err == nil && p == nil && ctl.d.Reads != nil { // the watched copy may lag: ask the bucket
+		r, p, err = ctl.recordable(ctx, key, typ, o, ctl.d.Reads.Fresh)
 	}
-	r, err := ctl.d.Decoded.Get(key, rev, raw)
-	if err != nil {
-		return settle.Permanent(wrap("decode rollout state", err))
-	}
-	p := rollout.Recordable(r, typ, o)
-	if p == nil {
-		return nil
+	if err != nil || p == nil {
+		return nil, err
 	}
 	plan := planner.PodPlan(r, p)
 	pod, err := ctl.cachedPod(ctx, r.Workload, p.Name)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	why := inplace.AccountOf(pod, plan).Contradicts(typ, o.Reason)
 	if why != "" && ctl.d.Fresh != nil {
 		if pod, err = readPod(ctx, ctl.d.Fresh, r.Workload.Namespace, p.Name); err != nil {
-			return err
+			return nil, err
 		}
 		why = inplace.AccountOf(pod, plan).Contradicts(typ, o.Reason)
 	}
 	if why == "" {
-		return nil
+		c := *p
+		return &c, nil
 	}
-	return ctl.refuseOutcome(r, pod, typ, plan, why)
+	return nil, ctl.refuseOutcome(r, pod, typ, plan, why)
+}
+
+// recordable is key's record as read reads it, and the pod entry the
+// outcome would change in it (nil: none, or no record).
+func (ctl *Rollouts) recordable(ctx context.Context, key, typ string, o events.OutcomeData,
+	read func(context.Context, string) ([]byte, uint64, error)) (*rollout.Rollout, *rollout.Pod, error) {
+	raw, rev, err := read(ctx, key)
+	if err != nil || raw == nil {
+		return nil, nil, err
+	}
+	r, err := ctl.d.Decoded.Get(key, rev, raw)
+	if err != nil {
+		return nil, nil, settle.Permanent(wrap("decode rollout state", err))
+	}
+	return r, rollout.Recordable(r, typ, o), nil
+}
+
+// readRaw is key's record from Reads (a watched copy), or from Store.
+func (ctl *Rollouts) readRaw(ctx context.Context, key string) ([]byte, uint64, error) {
+	if ctl.d.Reads != nil {
+		return ctl.d.Reads.Get(ctx, key)
+	}
+	return ctl.d.Store.Get(ctx, key)
 }
 
 // cachedPod is the named pod of the workload from the cache (Pods, else

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -35,6 +36,13 @@ type Store interface {
 	Get(ctx context.Context, key string) ([]byte, uint64, error)
 	Update(ctx context.Context, key string, fn func(old []byte) ([]byte, error)) ([]byte, error)
 	Keys(ctx context.Context) ([]string, error)
+}
+
+// RecordReader reads rollout records from a copy that may lag a write
+// (Get) or past it (Fresh): bus.Watched.
+type RecordReader interface {
+	Get(ctx context.Context, key string) ([]byte, uint64, error)
+	Fresh(ctx context.Context, key string) ([]byte, uint64, error)
 }
 
 // Defaults gives the current configuration (config.Store).
@@ -72,6 +80,10 @@ type Deps struct {
 	// Decoded shares decoded records by revision with the process's other
 	// readers (the guards); nil decodes each read.
 	Decoded *rollout.Decoded
+	// Reads reads the records compute-spec observes and confirms outcomes
+	// on (bus.Watched: a watched copy, no round trip); nil reads Store.
+	// Writes are compare-and-swaps on Store whatever Reads gave.
+	Reads RecordReader
 	// Measurer measures a canary analysis's queries (Prometheus); nil: a
 	// rollout whose workload asks for an analysis halts inconclusive at
 	// its first measurement, never promoted.
@@ -88,6 +100,8 @@ type Deps struct {
 type Rollouts struct {
 	d       Deps
 	commits commits
+	// written is each key's last write of this process (a writtenRecord).
+	written sync.Map
 	// syncs holds one template sync at a time per workload.
 	syncs keylock.Locks
 	plans planner.Memo

@@ -20,12 +20,32 @@ func (ctl *Rollouts) onOutcome(ctx context.Context, in cloudevents.Event) ([]clo
 	if err != nil {
 		return nil, err
 	}
-	if err := ctl.confirmOutcome(ctx, in.Type(), o); err != nil {
+	confirmed, err := ctl.confirmOutcome(ctx, in.Type(), o)
+	if err != nil {
 		return nil, err
 	}
-	return ctl.transition(ctx, in, o.Plan.Owner, func(r *rollout.Rollout) {
+	// The record written may be newer than the one the outcome was
+	// confirmed on (a watched copy lags): what it would record must be
+	// what was confirmed.
+	check := func(r *rollout.Rollout) error {
+		if p := rollout.Recordable(r, in.Type(), o); p != nil && !sameAttempt(p, confirmed) {
+			return errChanged
+		}
+		return nil
+	}
+	r, planned, err := ctl.replanChecked(ctx, in, o.Plan.Owner, check, func(r *rollout.Rollout) {
 		rollout.Record(r, in.Type(), o, in.ID(), ctl.d.Now())
-	})
+	}, false)
+	if err != nil || r == nil {
+		return nil, err
+	}
+	return ctl.Advance(ctx, in, r, planned)
+}
+
+// sameAttempt: p is the pod entry c was confirmed as (nil c: none was).
+func sameAttempt(p, c *rollout.Pod) bool {
+	return c != nil && p.UID == c.UID && p.UpgradeID == c.UpgradeID && p.State == c.State &&
+		p.Attempts == c.Attempts && p.PatchedAt.Equal(c.PatchedAt)
 }
 
 // onResume restarts a halted rollout.
@@ -61,8 +81,16 @@ func (ctl *Rollouts) replan(ctx context.Context, in cloudevents.Event, ref event
 // replanRecord is replan's read, plan and compare-and-swap of the record:
 // the rollout as written and the pods it planned (nil: nothing written).
 func (ctl *Rollouts) replanRecord(ctx context.Context, in cloudevents.Event, ref events.ObjectRef, change func(*rollout.Rollout), ifPlans bool) (*rollout.Rollout, []*rollout.Pod, error) {
+	return ctl.replanChecked(ctx, in, ref, nil, change, ifPlans)
+}
+
+// replanChecked is replanRecord with check (nil: none) asked first, on
+// the record about to be written: its error leaves the record as it is
+// and is the delivery's.
+func (ctl *Rollouts) replanChecked(ctx context.Context, in cloudevents.Event, ref events.ObjectRef, check func(*rollout.Rollout) error,
+	change func(*rollout.Rollout), ifPlans bool) (*rollout.Rollout, []*rollout.Pod, error) {
 	key := rollout.Key(ref)
-	raw, rev, err := ctl.d.Store.Get(ctx, key)
+	raw, rev, err := ctl.readRaw(ctx, key)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -82,6 +110,11 @@ func (ctl *Rollouts) replanRecord(ctx context.Context, in cloudevents.Event, ref
 	step := func(r *rollout.Rollout) ([]*rollout.Pod, error) {
 		if r.UpgradeID != observed {
 			return nil, errChanged
+		}
+		if check != nil {
+			if err := check(r); err != nil {
+				return nil, err
+			}
 		}
 		phase, wave := r.Phase, r.Wave
 		change(r)

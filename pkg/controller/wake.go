@@ -66,12 +66,13 @@ func (ctl *Rollouts) WakeNode(ctx context.Context, node string) ([]cloudevents.E
 	return outs, nil
 }
 
-// readShared is key's record as the store has it now, decoded once per
+// readShared is key's record as read (a watched copy, that may lag a
+// write: the wake-up's replan writes by compare-and-swap), decoded once per
 // revision between the process's readers (Decoded): shared, read only;
 // nil when there is none. A record that does not decode is a permanent
 // error.
 func (ctl *Rollouts) readShared(ctx context.Context, key string) (*rollout.Rollout, error) {
-	raw, rev, err := ctl.d.Store.Get(ctx, key)
+	raw, rev, err := ctl.readRaw(ctx, key)
 	if err != nil || raw == nil {
 		return nil, err
 	}

@@ -179,6 +179,9 @@ func rolloutController(d FunctionDeps, rec kube.Recorder, decoded *rollout.Decod
 	cd := controller.Deps{Cache: d.Cache, Store: d.Store, Defaults: d.Defaults,
 		Syncer: syncer, Recorder: rec, OptIn: d.OptIn, Log: log, Decoded: decoded, Measurer: d.Measurer}
 	cd.Fresh = kube.Live{Client: d.Kube}
+	if r, ok := d.Records[computespec.Name].(controller.RecordReader); ok {
+		cd.Reads = r // observes and confirms outcomes on a watched copy
+	}
 	if d.Reader != nil {
 		cd.Pods = d.Reader
 	}
@@ -251,6 +254,14 @@ func (a *App) buildFunctions(ctx context.Context, p *config.Process, l *links, l
 		d.Publish = l.bus(computespec.Name).Publish
 		if p.Runs(computespec.Name) {
 			d.WatchRecords = a.KV.Watch
+			// compute-spec reads a record for each outcome, and a record
+			// holds every pod: from a watched copy of them (it writes by
+			// compare-and-swap on the bucket itself).
+			cache := bus.NewWatched(a.KV)
+			d.Records[computespec.Name] = cache
+			a.Background = append(a.Background, func(ctx context.Context) {
+				watch(ctx, func(ctx context.Context, _ struct{}) error { return cache.Run(ctx) }, struct{}{}, log)
+			})
 		}
 		if p.Runs(prepull.Name) {
 			kv, err := l.bus(prepull.Name).KV(ctx)
