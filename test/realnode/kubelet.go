@@ -8,14 +8,20 @@ import (
 	"strings"
 )
 
+// evictionDiskFree is the free disk below which a node evicts pods and
+// takes no new ones.
+const evictionDiskFree = "256Mi"
+
 // kubeletConfig is a node's KubeletConfiguration: cgroup v1 with the
 // cgroupfs driver under the node's own cgroup root, no swap check, the
 // node's address for its API (its default port: each node has its own
 // network namespace), containerd's socket, cluster DNS at kube-dns,
 // pod logs in the node's directory, client certificates of the cluster CA
 // and webhook authorization for the API server's calls. Eviction
-// thresholds are low: the nodes share one machine's disk and memory with
-// everything else running on it.
+// thresholds are low and absolute: the nodes share one machine's disk and
+// memory with everything else running on it, and a share of a large,
+// nearly full disk (1% of 250 GiB) would put them under DiskPressure, so
+// that no new pod is scheduled, while gigabytes are left.
 func kubeletConfig(nd *node, caFile, resolvConf string) ([]byte, error) {
 	return json.MarshalIndent(map[string]any{
 		"apiVersion":               "kubelet.config.k8s.io/v1beta1",
@@ -40,7 +46,7 @@ func kubeletConfig(nd *node, caFile, resolvConf string) ([]byte, error) {
 		},
 		"authorization": map[string]any{"mode": "Webhook"},
 		"evictionHard": map[string]string{
-			"memory.available": "100Mi", "nodefs.available": "1%", "imagefs.available": "1%", "nodefs.inodesFree": "1%",
+			"memory.available": "100Mi", "nodefs.available": evictionDiskFree, "imagefs.available": evictionDiskFree, "nodefs.inodesFree": "1%",
 		},
 	}, "", "  ")
 }
