@@ -117,9 +117,13 @@ func containerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
 }
 
 // NeedsGate reports a pod that declares the gate, has no condition for it
-// and no upgrade in flight: the watcher sets the condition True.
+// and no upgrade in flight, and is bound to a node: the watcher sets the
+// condition True. An unbound pod waits for its binding, which changes the
+// pod (node, PodScheduled) a moment after it appears and would have the
+// gate's write, guarded by the resourceVersion, refused; until it runs on
+// a node it cannot be Ready anyway.
 func NeedsGate(pod *corev1.Pod) bool {
-	if pod.DeletionTimestamp != nil || !inplace.HasGate(pod) {
+	if pod.DeletionTimestamp != nil || pod.Spec.NodeName == "" || !inplace.HasGate(pod) {
 		return false
 	}
 	if _, ok := inplace.GateStatus(pod); ok {

@@ -103,10 +103,13 @@ func TestNeedsGate(t *testing.T) {
 		p := pod("10", state, 0, "")
 		p.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: inplace.ReadinessGate}}
 		p.Status.Conditions = conds
+		p.Spec.NodeName = "node-1"
 		return p
 	}
 	deleting := gated("")
 	deleting.DeletionTimestamp = &metav1.Time{}
+	unbound := gated("")
+	unbound.Spec.NodeName = ""
 	tests := []struct {
 		name string
 		pod  *corev1.Pod
@@ -118,6 +121,7 @@ func TestNeedsGate(t *testing.T) {
 		{"condition present", gated("", corev1.PodCondition{Type: inplace.ReadinessGate, Status: corev1.ConditionFalse}), false},
 		{"no gate", pod("10", "", 0, ""), false},
 		{"being deleted", deleting, false},
+		{"not bound to a node yet", unbound, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
