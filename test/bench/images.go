@@ -35,6 +35,21 @@ func pushBase(ctx context.Context, reg *registry.Registry, sizeMB int64) error {
 	return nil
 }
 
+// newVersion makes repo:tag, the version a run upgrades to, and returns
+// its digest: a copy of the base image's tag, or, when freshMB is set, a
+// new image with freshMB MiB of random bytes in a layer of its own, which
+// no node has yet.
+func newVersion(ctx context.Context, reg *registry.Registry, repo, tag string, freshMB int64) (string, error) {
+	if freshMB == 0 {
+		return reg.Copy(ctx, baseRepo, tag, repo, tag)
+	}
+	d, err := reg.Push(ctx, repo, tag, registry.WithSizeMB(freshMB))
+	if err != nil {
+		return "", fmt.Errorf("push a fresh image: %w", err)
+	}
+	return d, nil
+}
+
 // imageRef is an image of the world's registry, by tag and digest when the
 // digest is known.
 func imageRef(reg *registry.Registry, repo, tag, digest string) string {

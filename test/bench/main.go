@@ -28,8 +28,9 @@ type options struct {
 	latencySamples int
 	memoryPods     []int
 	realPods       int
-	timelines      string // a directory for every moment of each real-node run
-	bin            string // the inplace binary, built at start
+	realOnly       []string // the real-node scenarios to run; empty: all
+	timelines      string   // a directory for every moment of each real-node run
+	bin            string   // the inplace binary, built at start
 }
 
 // allParts are what the benchmark can run.
@@ -79,12 +80,14 @@ func parseOptions(args []string) (options, error) {
 	replicas := fs.String("replicas", env("replicas", d.replicas), "replicas per function in the scale runs (env INPLACE_BENCH_REPLICAS)")
 	samples := fs.String("latency-samples", env("latency-samples", d.latencySamples), "webhook → first patch samples (env INPLACE_BENCH_LATENCY_SAMPLES)")
 	realPods := fs.String("real-pods", env("real-pods", d.realPods), "pods of each real-node scenario (env INPLACE_BENCH_REAL_PODS)")
+	realOnly := fs.String("real-scenarios", env("real-scenarios", ""), "a comma-separated list of the real-node scenarios to run (real-app, ...); empty: all (env INPLACE_BENCH_REAL_SCENARIOS)")
 	timelines := fs.String("timelines", env("timelines", ""), "a directory to write every moment of each real-node run to, one file a run (env INPLACE_BENCH_TIMELINES)")
 	memory := fs.String("memory-pods", env("memory-pods", d.memoryPods), "pod counts at which to read the memory of inplace run (env INPLACE_BENCH_MEMORY_PODS)")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}
 	o := options{out: *out, markdown: *md, parts: map[string]bool{}, timelines: *timelines}
+	var err error
 	for _, p := range strings.Split(*parts, ",") {
 		if p = strings.TrimSpace(p); p == "" {
 			continue
@@ -94,7 +97,9 @@ func parseOptions(args []string) (options, error) {
 		}
 		o.parts[p] = true
 	}
-	var err error
+	if o.realOnly, err = realNames(*realOnly); err != nil {
+		return o, err
+	}
 	for _, f := range []struct {
 		name, v string
 		dst     *int

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,12 +35,23 @@ const (
 	appStop      = time.Second
 	sidecarStart = time.Second
 	realImageMB  = 20
+	realFreshMB  = 50
 	realNodeN    = 2
 )
 
 // realScenarios are the rollouts on real nodes: the one-container app and
 // the shape a mesh-injected pod has (app + sidecar + init container), both
-// with their new image on the nodes, each with the floor.
+// with their new image on the nodes and with the floor; a StatefulSet with
+// a volume per pod; the app whose new image no node has (a fresh one per
+// run), with the floor.
+//
+// The StatefulSet's goal is the issue's, set for a network volume that
+// takes seconds to attach to a recreated pod; the hostPath volume here
+// costs the native run nothing to attach, so what in place saves is the
+// StatefulSet controller's wait for each old pod to be gone before it
+// makes the new one. The uncached goal is the simulated one's: in place
+// pulls on every node before its first patch, while the native run pulls
+// when a new pod lands on a node.
 func realScenarios(o options) []scenario {
 	n := int32(o.realPods)
 	return []scenario{
@@ -46,7 +59,35 @@ func realScenarios(o options) []scenario {
 			MaxUnavailable: quarter(n), Cached: true, Floor: true, Target: 1.0, Nodes: realNodes},
 		{Name: "real-mesh", Title: "Real nodes, app + sidecar + init container, image cached", Kind: "Deployment", Replicas: n,
 			MaxUnavailable: quarter(n), Cached: true, Floor: true, Target: 0.7, TargetDefaults: 1.0, Nodes: realNodes, Mesh: true},
+		{Name: "real-sts-pvc", Title: "Real nodes, StatefulSet with a PVC per pod, image cached", Kind: "StatefulSet", Replicas: n,
+			MaxUnavailable: max(int(n)/2, 1), Cached: true, Target: 0.25, Nodes: realNodes},
+		{Name: "real-uncached", Title: "Real nodes, one-container app, image not on the nodes", Kind: "Deployment", Replicas: n,
+			MaxUnavailable: quarter(n), Floor: true, Target: 0.5, Nodes: realNodes, FreshMB: realFreshMB},
 	}
+}
+
+// realNames parses -real-scenarios: names of real-node scenarios.
+func realNames(list string) ([]string, error) {
+	var out []string
+	for _, n := range strings.Split(list, ",") {
+		if n = strings.TrimSpace(n); n == "" {
+			continue
+		}
+		if !slices.ContainsFunc(realScenarios(options{realPods: 1}), func(sc scenario) bool { return sc.Name == n }) {
+			return nil, fmt.Errorf("-real-scenarios: %q is not a real-node scenario", n)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// chosenReal are the real-node scenarios the options ask for.
+func chosenReal(o options) []scenario {
+	scs := realScenarios(o)
+	if len(o.realOnly) == 0 {
+		return scs
+	}
+	return slices.DeleteFunc(scs, func(sc scenario) bool { return !slices.Contains(o.realOnly, sc.Name) })
 }
 
 // runReal runs the real-node scenarios on a world of realNodeN real nodes;
@@ -60,7 +101,7 @@ func runReal(ctx context.Context, o options, rep *report, log *slog.Logger) erro
 		rep.RealUnavailable = err.Error()
 		return nil
 	}
-	scs := realScenarios(o)
+	scs := chosenReal(o)
 	rep.Scenarios, rep.RealNodes = append(rep.Scenarios, scs...), describeReal()
 	prof := profile{Name: "real", ImageMB: realImageMB, Nodes: world.NodesReal}
 	log.Info("starting the world", "profile", prof.Name)
@@ -122,6 +163,8 @@ func readyz(port int32) *corev1.Probe {
 func describeReal() string {
 	return fmt.Sprintf("%d real nodes (kubelet v1.35.4, containerd, runc, CNI bridge, kube-proxy; kube-scheduler, CoreDNS); "+
 		"the app starts serving %s after its start and drains %s in a preStop sleep hook before SIGTERM, the sidecar is Ready %s after its start, "+
-		"the init container runs %s; images of %d MiB, already on the nodes", realNodeN, appStart, appStop, sidecarStart,
-		settings.DefaultInit.Sleep, realImageMB)
+		"the init container runs %s; images of %d MiB, already on the nodes, except real-uncached's new image: a fresh one per run "+
+		"with %d MiB of random bytes in a layer of its own, pulled from the test registry on the same machine; "+
+		"real-sts-pvc's volumes are hostPath PersistentVolumes, one per pod, bound ahead", realNodeN, appStart, appStop, sidecarStart,
+		settings.DefaultInit.Sleep, realImageMB, realFreshMB)
 }

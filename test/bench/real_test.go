@@ -89,7 +89,7 @@ func TestRealLast(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("rollouts (-want +got):\n%s", d)
 	}
-	if r.Scenarios[0].Name != "deploy-cached" || r.Scenarios[len(r.Scenarios)-1].Name != "real-mesh" {
+	if r.Scenarios[0].Name != "deploy-cached" || r.Scenarios[len(r.Scenarios)-1].Nodes != realNodes {
 		t.Errorf("scenarios not real-last: %v", r.Scenarios)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -64,7 +65,7 @@ func (p *part) prepare(ctx context.Context, sc scenario, k runKind, i int) (*pre
 	}
 	r.wl = sc.workloadFor(k, ns, imageRef(reg, r.repo, versions[0], ""))
 	if sc.Nodes == realNodes {
-		r.wl.Real = true
+		r.wl.Real, r.wl.VolumeDir = true, filepath.Join(p.dir, "volumes")
 		if sc.Mesh {
 			r.wl.Shape = p.shape
 		}
@@ -151,14 +152,14 @@ func (p *part) measure(ctx context.Context, r *prepared) rollout {
 // upgradeInPlace pushes 1.1.0 and waits for rollout.completed; the clock
 // runs from the webhook's arrival.
 func (p *part) upgradeInPlace(ctx context.Context, r *prepared) (time.Duration, []phase, error) {
-	return p.pushAndWait(ctx, r.wl, r.repo, versions[1], r.sc.MaxUnavailable)
+	return p.pushAndWait(ctx, r.wl, r.repo, versions[1], r.sc.MaxUnavailable, r.sc.FreshMB)
 }
 
 // upgradeNative pushes 1.1.0 (the project ignores it: the workload did not
 // opt in), then patches the template to it and waits as `kubectl rollout
 // status` does.
 func (p *part) upgradeNative(ctx context.Context, r *prepared) (time.Duration, error) {
-	image, err := p.pushQuiet(ctx, r.repo, versions[1])
+	image, err := p.pushQuiet(ctx, r.repo, versions[1], r.sc.FreshMB)
 	if err != nil {
 		return 0, err
 	}
@@ -172,11 +173,11 @@ func (p *part) upgradeNative(ctx context.Context, r *prepared) (time.Duration, e
 	return time.Since(start), err
 }
 
-// pushQuiet pushes tag to repo and waits until its webhook went by, so
-// that the project's (empty) reaction is over before the clock starts; it
-// returns the image by tag and digest.
-func (p *part) pushQuiet(ctx context.Context, repo, tag string) (string, error) {
-	digest, err := p.w.Registry.Copy(ctx, baseRepo, tag, repo, tag)
+// pushQuiet makes tag in repo (newVersion) and waits until its webhook
+// went by, so that the project's (empty) reaction is over before the clock
+// starts; it returns the image by tag and digest.
+func (p *part) pushQuiet(ctx context.Context, repo, tag string, freshMB int64) (string, error) {
+	digest, err := newVersion(ctx, p.w.Registry, repo, tag, freshMB)
 	if err != nil {
 		return "", err
 	}

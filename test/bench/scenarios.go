@@ -27,6 +27,10 @@ type scenario struct {
 	Mesh bool `json:"mesh,omitempty"`
 	// TargetDefaults, when set, is the ratio to the native defaults.
 	TargetDefaults float64 `json:"targetRatioDefaults,omitempty"`
+	// FreshMB, when set, makes every run's new version a new image of this
+	// many MiB of random bytes, so that no node has its layers and each run
+	// pays the registry's and containerd's real pull.
+	FreshMB int64 `json:"freshImageMiB,omitempty"`
 }
 
 func scenarios(o options) []scenario {

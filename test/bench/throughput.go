@@ -50,7 +50,7 @@ func (p *part) throughputRun(ctx context.Context, wl workload, repo, tag string,
 	profiled := p.project.profileReplicas(ctx, profilesDir(), 20*time.Second, p.log)
 	busy, total := machineTicks()
 	before, from := m.read(), time.Now()
-	took, phases, err := p.pushAndWait(ctx, wl, repo, tag, int(wl.Replicas))
+	took, phases, err := p.pushAndWait(ctx, wl, repo, tag, int(wl.Replicas), 0)
 	res.MachineBusy = busySince(busy, total)
 	res.Shares = sharesSince(shares, p.project.shareMetrics(ctx))
 	profiled()
@@ -73,11 +73,11 @@ func (p *part) throughputRun(ctx context.Context, wl workload, repo, tag string,
 	return res
 }
 
-// pushAndWait copies tag into repo and waits for the workload's
+// pushAndWait makes tag in repo (newVersion) and waits for the workload's
 // rollout.completed; the time runs from the webhook's arrival.
-func (p *part) pushAndWait(ctx context.Context, wl workload, repo, tag string, budget int) (time.Duration, []phase, error) {
+func (p *part) pushAndWait(ctx context.Context, wl workload, repo, tag string, budget int, freshMB int64) (time.Duration, []phase, error) {
 	from := time.Now()
-	digest, err := p.w.Registry.Copy(ctx, baseRepo, tag, repo, tag)
+	digest, err := newVersion(ctx, p.w.Registry, repo, tag, freshMB)
 	if err != nil {
 		return 0, nil, err
 	}

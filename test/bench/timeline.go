@@ -230,7 +230,11 @@ func (p *part) keepTimeline(res *rollout, ms []moment) {
 	}
 	name := filepath.Join(p.opts.timelines, fmt.Sprintf("%s-%s.txt", res.Scenario, strings.ReplaceAll(string(res.Run), " ", "-")))
 	text := strings.Join(timelineText(ms), "\n") + "\n"
-	if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+	err := os.MkdirAll(p.opts.timelines, 0o755)
+	if err == nil {
+		err = os.WriteFile(name, []byte(text), 0o644)
+	}
+	if err != nil {
 		p.log.Warn("timeline not written", "path", name, "err", err)
 	}
 }

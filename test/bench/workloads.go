@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"path/filepath"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -43,7 +45,15 @@ type workload struct {
 	// on their /readyz; Shape adds a sidecar and an init container.
 	Real  bool
 	Shape podShape
+	// VolumeDir holds a StatefulSet's hostPath volumes (created by the
+	// node when missing); empty: defaultVolumeDir, which simulated nodes
+	// never touch.
+	VolumeDir string
 }
+
+// defaultVolumeDir is where the volumes of simulated nodes' StatefulSets
+// would be.
+const defaultVolumeDir = "/var/lib/inplace-bench"
 
 // key is how rollout events name the workload.
 func (w workload) key() string { return w.Kind + "/" + w.Namespace + "/" + w.Name }
@@ -115,19 +125,27 @@ func (w workload) create(ctx context.Context, c kubernetes.Interface) error {
 	return nil
 }
 
-// createService makes the workload's Service (headless for a StatefulSet,
-// as its serviceName wants).
+// createService makes the workload's Service: headless for a StatefulSet
+// on simulated nodes, as its serviceName wants; on real nodes a virtual IP
+// always, so that the traffic probe goes through kube-proxy to the Ready
+// endpoints as it does for a Deployment rather than to DNS answers cached
+// from before a pod left.
 func (w workload) createService(ctx context.Context, c kubernetes.Interface) error {
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: w.Name, Namespace: w.Namespace},
-		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": w.Name},
-			Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}}}}
-	if w.Kind == "StatefulSet" {
-		svc.Spec.ClusterIP = corev1.ClusterIPNone
-	}
+	svc := w.service()
 	if _, err := c.CoreV1().Services(w.Namespace).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create service %s/%s: %w", w.Namespace, w.Name, err)
 	}
 	return nil
+}
+
+func (w workload) service() *corev1.Service {
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: w.Name, Namespace: w.Namespace},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": w.Name},
+			Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}}}}
+	if w.Kind == "StatefulSet" && !w.Real {
+		svc.Spec.ClusterIP = corev1.ClusterIPNone
+	}
+	return svc
 }
 
 // createVolumes makes one static volume per replica, pre-bound to the claim
@@ -136,9 +154,22 @@ func (w workload) createVolumes(ctx context.Context, c kubernetes.Interface) err
 	if err := ensureStorageClass(ctx, c); err != nil {
 		return err
 	}
+	for _, pv := range w.volumes() {
+		if _, err := c.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create volume %s: %w", pv.Name, err)
+		}
+	}
+	return nil
+}
+
+// volumes are the StatefulSet's static volumes, one per replica, each a
+// hostPath directory of its own under VolumeDir.
+func (w workload) volumes() []*corev1.PersistentVolume {
+	dir := cmp.Or(w.VolumeDir, defaultVolumeDir)
+	var out []*corev1.PersistentVolume
 	for i := range w.Replicas {
 		claim := fmt.Sprintf("data-%s-%d", w.Name, i)
-		pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: w.Namespace + "-" + claim},
+		out = append(out, &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: w.Namespace + "-" + claim},
 			Spec: corev1.PersistentVolumeSpec{
 				Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
 				AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
@@ -146,13 +177,10 @@ func (w workload) createVolumes(ctx context.Context, c kubernetes.Interface) err
 				StorageClassName:              storageClass,
 				ClaimRef:                      &corev1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: w.Namespace, Name: claim},
 				PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{
-					Path: "/var/lib/inplace-bench/" + w.Namespace + "/" + claim}},
-			}}
-		if _, err := c.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("create volume %s: %w", pv.Name, err)
-		}
+					Path: filepath.Join(dir, w.Namespace, claim), Type: ptr(corev1.HostPathDirectoryOrCreate)}},
+			}})
 	}
-	return nil
+	return out
 }
 
 func ensureStorageClass(ctx context.Context, c kubernetes.Interface) error {
