@@ -41,9 +41,9 @@ const (
 
 // realScenarios are the rollouts on real nodes: the one-container app and
 // the shape a mesh-injected pod has (app + sidecar + init container), both
-// with their new image on the nodes and with the floor; a StatefulSet with
-// a volume per pod; the app whose new image no node has (a fresh one per
-// run), with the floor.
+// with their new image on the nodes; a StatefulSet with a volume per pod;
+// the app whose new image no node has (a fresh one per run); each with the
+// floor.
 //
 // The StatefulSet's goal is the issue's, set for a network volume that
 // takes seconds to attach to a recreated pod; the hostPath volume here
@@ -60,7 +60,7 @@ func realScenarios(o options) []scenario {
 		{Name: "real-mesh", Title: "Real nodes, app + sidecar + init container, image cached", Kind: "Deployment", Replicas: n,
 			MaxUnavailable: quarter(n), Cached: true, Floor: true, Target: 0.7, TargetDefaults: 1.0, Nodes: realNodes, Mesh: true},
 		{Name: "real-sts-pvc", Title: "Real nodes, StatefulSet with a PVC per pod, image cached", Kind: "StatefulSet", Replicas: n,
-			MaxUnavailable: max(int(n)/2, 1), Cached: true, Target: 0.25, Nodes: realNodes},
+			MaxUnavailable: max(int(n)/2, 1), Cached: true, Floor: true, Target: 0.25, Nodes: realNodes},
 		{Name: "real-uncached", Title: "Real nodes, one-container app, image not on the nodes", Kind: "Deployment", Replicas: n,
 			MaxUnavailable: quarter(n), Floor: true, Target: 0.5, Nodes: realNodes, FreshMB: realFreshMB},
 	}
