@@ -86,7 +86,9 @@ func (r *report) targets() []target {
 		}
 	}
 	out = append(out, r.writesTargets()...)
-	out = append(out, r.throughputTarget(), r.latencyTarget())
+	out = append(out, r.throughputTarget())
+	out = append(out, r.replicasTarget()...)
+	out = append(out, r.latencyTarget())
 	out = append(out, r.overheadTargets()...)
 	return append(out, r.memoryTarget())
 }

@@ -52,3 +52,16 @@ func TestMachineBusyIsAFraction(t *testing.T) {
 		t.Errorf("busy = %v, want a fraction above 0 after 50 ms of work", got)
 	}
 }
+
+func TestReplicasTargetSaysWhereTheCPUWent(t *testing.T) {
+	r := report{Throughput: []throughput{
+		{Replicas: 1, PodsPerSec: 28.5, MachineBusy: 0.94, Shares: []replicaShare{{CPUSeconds: 20.5}}},
+		{Replicas: 3, PodsPerSec: 19.2, MachineBusy: 1, Shares: []replicaShare{{CPUSeconds: 25.2}, {Replica: 1, CPUSeconds: 12.8}, {CPUSeconds: 12.2}}},
+	}}
+	got := r.replicasTarget()
+	want := []target{{Name: "3 replicas per function faster than 1 (scale run)", Want: "> 1x", Got: "0.67x (19.2 vs 28.5 pods/s)", Met: ptr(false),
+		Where: "the machine's CPUs were 94% busy with 1 replica and 100% with 3; the 3 replicas spent 50.2 s of CPU (25.2 + 12.8 + 12.2) where 1 spent 20.5 s on the same rollout"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("target (-want +got):\n%s", diff)
+	}
+}
