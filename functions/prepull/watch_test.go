@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
+
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/functions/prepull"
 	"github.com/inplace-dev/inplace/functions/verify/fntest"
@@ -21,16 +23,8 @@ import (
 // reports the pull; no "not yet" at all, so no timer could have done it.
 // Without the watch the first delivery answers "not yet (1h)".
 func TestPullCompletionComesFromTheWatch(t *testing.T) {
-	w := world.Shared(t)
-	appNS, pullNS := w.NewNamespace(t), w.NewNamespace(t)
-	restrict(t, w, pullNS)
-	client := fntest.Identity(t, w, prepull.RBAC, pullNS)
-	v1 := fntest.Push(t, w, "prepull/watched", "v1")
-	v2 := fntest.Push(t, w, "prepull/watched", "v2", registry.WithSizeMB(5))
-	pod := fntest.RunPod(t, w, fntest.Pod(appNS, "app", v1.Ref, false))
-	plan := fntest.Plan(t, pod, "up-w", v2)
-
-	cache, err := kube.NewPodCache(w.Client(), 0)
+	pc := startPull(t, "prepull/watched", "up-w")
+	cache, err := kube.NewPodCache(pc.w.Client(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,15 +35,44 @@ func TestPullCompletionComesFromTheWatch(t *testing.T) {
 	if err := cache.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	d := config.StandardDefaults()
-	d.PrepullNamespace = pullNS
-	f := prepull.New(prepull.Deps{Client: client, Config: config.NewStore(d, slog.New(slog.DiscardHandler)),
-		Changes: keys, Recheck: time.Hour})
+	pc.reportedByOneDelivery(t, prepull.Deps{Changes: keys})
+}
 
-	r := fntest.Drive(t, f.Handle, planned(t, plan))
+// pullCase is a running pod planned onto a fresh 5 MiB image, and
+// pre-pull's least-privileged identity over a pre-pull namespace of its
+// own.
+type pullCase struct {
+	w      *world.World
+	pullNS string
+	client kubernetes.Interface
+	plan   events.Plan
+}
+
+func startPull(t *testing.T, repo, upgradeID string) pullCase {
+	t.Helper()
+	w := world.Shared(t)
+	appNS, pullNS := w.NewNamespace(t), w.NewNamespace(t)
+	restrict(t, w, pullNS)
+	client := fntest.Identity(t, w, prepull.RBAC, pullNS)
+	v1 := fntest.Push(t, w, repo, "v1")
+	v2 := fntest.Push(t, w, repo, "v2", registry.WithSizeMB(5))
+	pod := fntest.RunPod(t, w, fntest.Pod(appNS, "app", v1.Ref, false))
+	return pullCase{w: w, pullNS: pullNS, client: client, plan: fntest.Plan(t, pod, upgradeID, v2)}
+}
+
+// reportedByOneDelivery runs pre-pull with deps (its client, config and a
+// recheck of an hour filled in) and fails unless the one delivery of the
+// plan reports the pull: no "not yet", so no timer could have done it.
+func (pc pullCase) reportedByOneDelivery(t *testing.T, deps prepull.Deps) {
+	t.Helper()
+	d := config.StandardDefaults()
+	d.PrepullNamespace = pc.pullNS
+	deps.Client, deps.Config, deps.Recheck = pc.client, config.NewStore(d, slog.New(slog.DiscardHandler)), time.Hour
+	f := prepull.New(deps)
+	r := fntest.Drive(t, f.Handle, planned(t, pc.plan))
 	got := fntest.Data[events.PrepulledData](t, fntest.One(t, r, events.ImagePrepulled))
 	if r.NotYet != 0 || got.Skipped != "" || got.PullMillis <= 0 {
 		t.Errorf("prepulled skipped %q in %dms after %d not-yets; want a pull reported by the one delivery", got.Skipped, got.PullMillis, r.NotYet)
 	}
-	waitNoPrepullPods(t, w, pullNS)
+	waitNoPrepullPods(t, pc.w, pc.pullNS)
 }

@@ -52,3 +52,18 @@ func WaitEvent(t testing.TB, w *world.World, pod *corev1.Pod, reason, substr str
 	}
 	return found
 }
+
+// NoEvents fails the test for each Event about pod with reason there is
+// now. An Event is recorded asynchronously: call it once a later Event of
+// the same recorder has been seen (WaitEvent), as it writes in order.
+func NoEvents(t testing.TB, w *world.World, pod *corev1.Pod, reason string) {
+	t.Helper()
+	sel := fields.Set{"involvedObject.uid": string(pod.UID), "reason": reason}.String()
+	l, err := w.Client().CoreV1().Events(pod.Namespace).List(t.Context(), metav1.ListOptions{FieldSelector: sel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range l.Items {
+		t.Errorf("an Event about %s: %s %q", pod.Name, e.Reason, e.Message)
+	}
+}
