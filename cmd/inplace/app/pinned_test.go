@@ -3,35 +3,27 @@ package app_test
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/spf13/pflag"
 
 	"github.com/inplace-dev/inplace/cmd/inplace/app"
 	"github.com/inplace-dev/inplace/pkg/bus/busauth"
-	"github.com/inplace-dev/inplace/pkg/config"
 )
 
 // inplace run sets up compute-spec's consumer pinned to one replica at a
 // time (--pinned-ttl), and every other function's consumer unpinned.
 func TestComputeSpecsConsumerIsPinned(t *testing.T) {
-	var p config.Process
-	if err := config.BindFlags(pflag.NewFlagSet("run", pflag.ContinueOnError), &p); err != nil {
-		t.Fatal(err)
-	}
-	p.Functions, p.WatchPods = []string{"receiver"}, false
-	p.NATSListen, p.NATSDataDir, p.HTTPAddr = "127.0.0.1:-1", filepath.Join(t.TempDir(), "nats"), "127.0.0.1:0"
+	p := receiverProcess(t)
 	p.Bus.PinnedTTL = 7 * time.Second
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
-	rr, err := app.Start(ctx, &p, slog.New(slog.DiscardHandler))
+	rr, err := app.Start(ctx, p, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

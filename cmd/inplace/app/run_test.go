@@ -17,17 +17,12 @@ import (
 // inplace run with the receiver alone (no cluster needed): embedded NATS,
 // /healthz, /readyz and /metrics answer, and the process stops with its context.
 func TestRunServesHealthAndMetrics(t *testing.T) {
-	var p config.Process
-	if err := config.BindFlags(pflag.NewFlagSet("run", pflag.ContinueOnError), &p); err != nil {
-		t.Fatal(err)
-	}
-	p.Functions, p.WatchPods = []string{"receiver"}, false
-	p.NATSListen, p.NATSDataDir, p.HTTPAddr = "127.0.0.1:-1", filepath.Join(t.TempDir(), "nats"), "127.0.0.1:0"
+	p := receiverProcess(t)
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
-	rr, err := app.Start(ctx, &p, slog.New(slog.DiscardHandler))
+	rr, err := app.Start(ctx, p, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,4 +51,18 @@ func TestRunServesHealthAndMetrics(t *testing.T) {
 	if _, err := http.Get("http://" + rr.HTTPAddr + "/healthz"); err == nil {
 		t.Error("the HTTP server still answers after the process stopped")
 	}
+}
+
+// receiverProcess is inplace run's flag defaults with the receiver alone
+// (no cluster needed), an embedded NATS in a temporary directory and free
+// ports; a test sets what else it needs and validates it.
+func receiverProcess(t *testing.T) *config.Process {
+	t.Helper()
+	var p config.Process
+	if err := config.BindFlags(pflag.NewFlagSet("run", pflag.ContinueOnError), &p); err != nil {
+		t.Fatal(err)
+	}
+	p.Functions, p.WatchPods = []string{"receiver"}, false
+	p.NATSListen, p.NATSDataDir, p.HTTPAddr = "127.0.0.1:-1", filepath.Join(t.TempDir(), "nats"), "127.0.0.1:0"
+	return &p
 }

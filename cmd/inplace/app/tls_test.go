@@ -17,11 +17,9 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/spf13/pflag"
 
 	"github.com/inplace-dev/inplace/cmd/inplace/app"
 	"github.com/inplace-dev/inplace/pkg/bus/busauth"
-	"github.com/inplace-dev/inplace/pkg/config"
 )
 
 // TestEmbeddedNATSOverTLS: with --nats-tls-cert/--nats-tls-key the embedded
@@ -30,19 +28,14 @@ import (
 func TestEmbeddedNATSOverTLS(t *testing.T) {
 	dir := t.TempDir()
 	cert, key := selfSigned(t, dir)
-	var p config.Process
-	if err := config.BindFlags(pflag.NewFlagSet("run", pflag.ContinueOnError), &p); err != nil {
-		t.Fatal(err)
-	}
-	p.Functions, p.WatchPods = []string{"receiver"}, false
-	p.NATSListen, p.NATSDataDir, p.HTTPAddr = "127.0.0.1:-1", filepath.Join(dir, "nats"), "127.0.0.1:0"
+	p := receiverProcess(t)
 	p.NATSTLSCert, p.NATSTLSKey = cert, key
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	rr, err := app.Start(ctx, &p, slog.New(slog.DiscardHandler))
+	rr, err := app.Start(ctx, p, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
