@@ -16,9 +16,11 @@
 // end, the DrainTimeout deadline and a safety-net recheck; past its
 // deadline the delivery answers "not yet" and the bus redelivers. Then it sends
 // ONE JSON patch (inplace.Patch) that changes the planned images and writes
-// the inplace.dev/state annotation, guarded by tests of the UID,
-// resourceVersion and current images; a failed test (the pod changed since
-// it was read) makes it read the pod again and rebuild the patch.
+// the inplace.dev/state annotation, guarded by tests of what the decision
+// read (the UID, the current images, the state, the restarted containers'
+// status, the gate; not the resourceVersion, which the kubelet's Ready
+// False after the gate moves); a failed test (the pod changed since it was
+// read) makes it read the pod again and rebuild the patch.
 //
 // It is idempotent: a plan whose upgrade the pod already records is
 // answered with the same pod.patched (same id) and no write. It never

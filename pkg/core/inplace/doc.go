@@ -12,8 +12,9 @@
 // compute-spec, patch-pod and verify are thin I/O shells around it. Every
 // function here is a function of the objects it is given: it never calls the
 // API server, a registry or NATS. Patches carry their own preconditions
-// (RFC 6902 "test" ops on the UID, resourceVersion and current images) so
-// the API server rejects them when the object changed since it was read;
+// (RFC 6902 "test" ops on the UID, the current images and whatever else
+// the decision read, or the resourceVersion) so the API server rejects
+// them when the object changed since it was read;
 // errors that no retry can fix are marked with settle.Permanent.
 //
 // The algorithm follows OpenKruise's pkg/util/inplaceupdate (compute the

@@ -128,12 +128,15 @@ func PodOrdinal(sts *appsv1.StatefulSet, pod *corev1.Pod) (int, bool) {
 	return n, err == nil && n >= 0
 }
 
-// RevisionOps adds to a pod patch (which tests the pod's resourceVersion
-// already) the label controller-revision-hash = revision.
+// RevisionOps adds to a pod patch (which tests the pod's UID already) the
+// label controller-revision-hash = revision, tested as read first (its
+// value, or its or the labels' absence), so a label set meanwhile is not
+// overwritten.
 func RevisionOps(body []byte, pod *corev1.Pod, revision string) ([]byte, error) {
 	var ops []op
 	if err := json.Unmarshal(body, &ops); err != nil {
 		return nil, fmt.Errorf("decode pod patch: %w", err)
 	}
+	ops = append(ops, keyGuardOps("/metadata/labels", pod.Labels, RevisionLabel)...)
 	return marshal(append(ops, setKeyOps("", "/metadata/labels", pod.Labels, RevisionLabel, revision)...))
 }

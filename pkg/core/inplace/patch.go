@@ -10,11 +10,15 @@ import (
 	"github.com/inplace-dev/inplace/pkg/core/settle"
 )
 
-// Patch is the RFC 6902 patch that moves pod to plan: it tests the pod's UID
-// and resourceVersion (a concurrent change makes the API server reject it
-// with 422, which is how "changed by someone else" is detected: re-read and
-// call Patch again), tests and replaces each planned container's image, and
-// writes the inplace.dev/state annotation in the same request.
+// Patch is the RFC 6902 patch that moves pod to plan: it tests what the
+// decision read of the pod (podGuardOps: the UID, the state annotation,
+// the restarted containers' status, the gate, the owner; a concurrent
+// change of any makes the API server reject it with 422, which is how
+// "changed by someone else" is detected: re-read and call Patch again)
+// and each planned container's name and image, replaces the images to
+// change, and writes the inplace.dev/state annotation in the same request.
+// A write of nothing it read (the kubelet's Ready False after the gate)
+// does not refuse it.
 //
 // It returns ErrAlreadyApplied when the pod already carries this upgrade or
 // already runs every planned image, an error wrapping ErrBusy while another
@@ -38,16 +42,15 @@ func patch(pod *corev1.Pod, plan events.Plan, now time.Time, over bool) ([]byte,
 	if err := patchable(pod, plan, over); err != nil {
 		return nil, err
 	}
-	ops := []op{
-		testOp("/metadata/uid", string(pod.UID)),
-		testOp("/metadata/resourceVersion", pod.ResourceVersion),
-	}
+	var tests, writes []op
+	var restarted []string
 	st := newState(plan, now)
 	for _, cp := range plan.Containers {
 		c, ok := findContainer(&pod.Spec, "/spec", cp.Name)
 		if !ok {
 			return nil, settle.Permanentf("patch pod %s: container %q is gone", plan.Pod, cp.Name)
 		}
+		tests = append(tests, testOp(c.Path+"/name", c.Name), testOp(c.Path+"/image", c.Image))
 		switch c.Image {
 		case cp.ToImage:
 			continue
@@ -56,12 +59,15 @@ func patch(pod *corev1.Pod, plan events.Plan, now time.Time, over bool) ([]byte,
 			return nil, settle.Permanentf("patch pod %s: container %q runs %s, neither the planned %s nor %s (changed by someone else)",
 				plan.Pod, cp.Name, c.Image, cp.FromImage, cp.ToImage)
 		}
-		ops = append(ops, testOp(c.Path+"/image", cp.FromImage), replaceOp(c.Path+"/image", cp.ToImage))
+		writes = append(writes, replaceOp(c.Path+"/image", cp.ToImage))
+		restarted = append(restarted, cp.Name)
 		st.Containers = append(st.Containers, previous(pod, c, cp))
 	}
 	if len(st.Containers) == 0 {
 		return nil, fmt.Errorf("patch pod %s: already runs the planned images: %w", plan.Pod, ErrAlreadyApplied)
 	}
+	ops := append(podGuardOps(pod, restarted), tests...)
+	ops = append(ops, writes...)
 	ops = append(ops, setKeyOps("", "/metadata/annotations", pod.Annotations, StateAnnotation, st.Encode())...)
 	ops = append(ops, restartOps(st, now)...)
 	return marshal(ops)
