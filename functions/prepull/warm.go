@@ -24,10 +24,11 @@ import (
 // It only ever creates pre-pull pods, never writes a planned pod.
 // raw is key's record at revision rev (0: unknown).
 func (f *Function) Warm(ctx context.Context, key string, rev uint64, raw []byte) {
-	r, err := f.d.Decoded.Get(key, rev, raw)
-	if err != nil || r.UpgradeID == "" {
+	v, err := f.d.Decoded.View(key, rev, raw)
+	if err != nil || v.Record().UpgradeID == "" {
 		return
 	}
+	r := v.Record()
 	cfg := f.d.Config.Load()
 	if r.Phase != rollout.Running || !r.Options.Prepull {
 		f.tidy(ctx, cfg, r.UpgradeID)
@@ -36,7 +37,7 @@ func (f *Function) Warm(ctx context.Context, key string, rev uint64, raw []byte)
 	if r.Superseded != "" {
 		f.tidy(ctx, cfg, r.Superseded)
 	}
-	for node, w := range waiting(r) {
+	for node, w := range waiting(v) {
 		pods, err := f.ours(ctx, cfg, node)
 		if err != nil {
 			f.d.Log.Warn("warm pre-pull", "node", node, "err", err)
@@ -73,11 +74,12 @@ type want struct {
 
 // waiting are the images the rollout's pending pods will need, by node:
 // as targets makes them from each pod's plan, so the planned pod's
-// pre-pull finds the pod made here.
-func waiting(r *rollout.Rollout) map[string]want {
+// pre-pull finds the pod made here. A pod whose entry cannot be read is
+// left out (compute-spec plans it, or not, from the record).
+func waiting(v *rollout.View) map[string]want {
 	out := map[string]want{}
-	for _, p := range r.Pods {
-		if p.State != rollout.Pending || p.Node == "" || len(p.Containers) == 0 {
+	for p, err := range v.Pods() {
+		if err != nil || p.State != rollout.Pending || p.Node == "" || len(p.Containers) == 0 {
 			continue
 		}
 		var images []string

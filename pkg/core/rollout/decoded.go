@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"slices"
 	"sync"
@@ -38,7 +39,8 @@ type expected struct {
 
 type decodedRecord struct {
 	rev uint64
-	r   *Rollout
+	r   *Rollout // decoded whole, or nil
+	v   *View    // read one pod at a time, or nil
 }
 
 // Get returns raw (key's value at revision rev) decoded. The result is
@@ -47,10 +49,10 @@ type decodedRecord struct {
 func (d *Decoded) Get(key string, rev uint64, raw []byte) (*Rollout, error) {
 	if d != nil && rev != 0 {
 		d.mu.Lock()
-		r := find(d.last[key], rev)
+		c := find(d.last[key], rev)
 		d.mu.Unlock()
-		if r != nil {
-			return r, nil
+		if c != nil && c.r != nil {
+			return c.r, nil
 		}
 		if r := d.Written(key, raw); r != nil {
 			d.Put(key, rev, r)
@@ -65,6 +67,70 @@ func (d *Decoded) Get(key string, rev uint64, raw []byte) (*Rollout, error) {
 	return &r, nil
 }
 
+// View returns raw (key's value at revision rev) to be read one pod at a
+// time, shared like Get's result with every other reader of the revision:
+// the record Get (or a writer's Put, Expect) decoded whole, or an index
+// of raw whose pods are decoded as they are read, those unchanged since
+// the newest revision viewed before taken from it. Revision 0 (unknown)
+// is never cached.
+func (d *Decoded) View(key string, rev uint64, raw []byte) (*View, error) {
+	if d == nil {
+		return NewView(raw, nil)
+	}
+	d.mu.Lock()
+	var prev *View
+	if kept := d.last[key]; rev != 0 {
+		if c := find(kept, rev); c != nil && c.v != nil {
+			d.mu.Unlock()
+			return c.v, nil
+		} else if c != nil {
+			c.v = ViewOf(c.r)
+			d.mu.Unlock()
+			return c.v, nil
+		}
+	}
+	prev = d.newestView(key)
+	d.mu.Unlock()
+	if r := d.Written(key, raw); r != nil {
+		return d.keepView(key, rev, ViewOf(r)), nil
+	}
+	v, err := NewView(raw, prev)
+	if err != nil {
+		return nil, err
+	}
+	return d.keepView(key, rev, v), nil
+}
+
+// newestView is the view of key's newest revision kept with one, or nil;
+// d.mu is held.
+func (d *Decoded) newestView(key string) *View {
+	kept := d.last[key]
+	for i := len(kept) - 1; i >= 0; i-- {
+		if kept[i].v != nil {
+			return kept[i].v
+		}
+	}
+	return nil
+}
+
+// keepView keeps v as key's view at rev (unless rev is 0) and returns the
+// view kept there: v, or one another reader made first.
+func (d *Decoded) keepView(key string, rev uint64, v *View) *View {
+	if rev == 0 {
+		return v
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.last == nil {
+		d.last = map[string][]decodedRecord{}
+	}
+	d.keep(key, decodedRecord{rev: rev, v: v})
+	if c := find(d.last[key], rev); c != nil && c.v != nil {
+		return c.v
+	}
+	return v
+}
+
 // Put keeps r as key's value at revision rev, for a writer that encoded
 // r itself and wrote it at rev: the readers of that revision then decode
 // nothing. r must not be modified afterwards (it is shared from now on).
@@ -77,15 +143,25 @@ func (d *Decoded) Put(key string, rev uint64, r *Rollout) {
 	if d.last == nil {
 		d.last = map[string][]decodedRecord{}
 	}
+	d.keep(key, decodedRecord{rev: rev, r: r})
+}
+
+// keep adds c to key's revisions kept, or sets what it holds of a
+// revision kept already; d.mu is held.
+func (d *Decoded) keep(key string, c decodedRecord) {
 	kept := d.last[key]
-	if find(kept, rev) != nil || (len(kept) == keepRevisions && kept[0].rev > rev) {
-		return // known, or older than every revision kept
+	if old := find(kept, c.rev); old != nil {
+		old.r, old.v = cmp.Or(old.r, c.r), cmp.Or(old.v, c.v)
+		return
+	}
+	if len(kept) == keepRevisions && kept[0].rev > c.rev {
+		return // older than every revision kept
 	}
 	i := len(kept)
-	for i > 0 && kept[i-1].rev > rev {
+	for i > 0 && kept[i-1].rev > c.rev {
 		i--
 	}
-	kept = slices.Insert(kept, i, decodedRecord{rev: rev, r: r})
+	kept = slices.Insert(kept, i, c)
 	if len(kept) > keepRevisions {
 		kept = slices.Delete(kept, 0, 1)
 	}
@@ -93,10 +169,10 @@ func (d *Decoded) Put(key string, rev uint64, r *Rollout) {
 }
 
 // find is revision rev among kept, or nil.
-func find(kept []decodedRecord, rev uint64) *Rollout {
-	for _, c := range kept {
-		if c.rev == rev {
-			return c.r
+func find(kept []decodedRecord, rev uint64) *decodedRecord {
+	for i := range kept {
+		if kept[i].rev == rev {
+			return &kept[i]
 		}
 	}
 	return nil

@@ -14,12 +14,12 @@ import (
 	"github.com/inplace-dev/inplace/pkg/kube"
 )
 
-// inFlight finds pod in the record, in flight under upgradeID.
-func inFlight(r *rollout.Rollout, owner events.ObjectRef, pod *corev1.Pod, upgradeID string) (*rollout.Pod, *Refusal) {
+// inFlight checks p, pod's entry in the record r (nil: none), is in
+// flight under upgradeID.
+func inFlight(r *rollout.Rollout, p *rollout.Pod, owner events.ObjectRef, pod *corev1.Pod, upgradeID string) (*rollout.Pod, *Refusal) {
 	if r.Workload.UID != "" && owner.UID != "" && r.Workload.UID != owner.UID {
 		return nil, forged(ReasonNotPlanned, "the rollout record is of another %s (uid %s, not %s)", owner, r.Workload.UID, owner.UID)
 	}
-	p := r.Pods[pod.Name]
 	switch {
 	case p == nil:
 		return nil, forged(ReasonNotPlanned, "the rollout %s of %s has no pod %s", r.UpgradeID, owner, pod.Name)

@@ -54,7 +54,7 @@ func workload(policyValue string) kube.Workload {
 
 // check runs the pure checks of Guard.Plan in its order.
 func check(w kube.Workload, r *rollout.Rollout, p *corev1.Pod, pl events.Plan) *Refusal {
-	rp, refusal := inFlight(r, w.Ref, p, pl.UpgradeID)
+	rp, refusal := inFlight(r, r.Pods[p.Name], w.Ref, p, pl.UpgradeID)
 	if refusal != nil {
 		return refusal
 	}
@@ -199,7 +199,7 @@ func TestStateChecks(t *testing.T) {
 			}
 			r := record()
 			r.Pods["web-1"].Containers[0].FromImageID = "r.example/shop/web@" + d12
-			rp, refusal := inFlight(r, owner, pod(), st.UpgradeID)
+			rp, refusal := inFlight(r, r.Pods["web-1"], owner, pod(), st.UpgradeID)
 			var got *inplace.State
 			if refusal == nil {
 				got, refusal = recordedState(rp, st)

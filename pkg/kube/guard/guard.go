@@ -59,8 +59,9 @@ type Guard struct {
 		Owner(ctx context.Context, pod *corev1.Pod) (kube.Workload, bool, error)
 	}
 	Records Records
-	// Decoded, when set, shares decoded records by revision with the
-	// process's other readers (nil: each check decodes the record).
+	// Decoded, when set, shares the records read by revision with the
+	// process's other readers, each pod decoded once it is checked (nil:
+	// each check reads the record anew).
 	Decoded *rollout.Decoded
 }
 
@@ -148,7 +149,7 @@ func undoing(c *checked) bool {
 }
 
 // checked is what a check reads: the pod's live owner, its rollout record
-// and the pod's entry in it.
+// (the top level: its Pods are not read) and the pod's entry in it.
 type checked struct {
 	owner  kube.Workload
 	record *rollout.Rollout
@@ -192,11 +193,16 @@ func (g *Guard) find(ctx context.Context, pod *corev1.Pod, upgradeID string) (*c
 		}
 		return nil, forged(ReasonNotPlanned, "%s has no rollout record", owner.Ref)
 	}
-	r, err := g.Decoded.Get(rollout.Key(owner.Ref), rev, raw)
+	v, err := g.Decoded.View(rollout.Key(owner.Ref), rev, raw)
+	var recorded *rollout.Pod
+	if err == nil {
+		recorded, err = v.Pod(pod.Name)
+	}
 	if err != nil {
 		return nil, forged(ReasonNotPlanned, "the rollout record of %s cannot be read: %v", owner.Ref, err)
 	}
-	p, refusal := inFlight(r, owner.Ref, pod, upgradeID)
+	r := v.Record()
+	p, refusal := inFlight(r, recorded, owner.Ref, pod, upgradeID)
 	if refusal != nil {
 		return nil, refusal
 	}
