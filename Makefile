@@ -66,11 +66,15 @@ test-hollow: bin
 # suite; then the real-node checks themselves (nothing left behind once a
 # world stops, also after its test binary is killed), the install as
 # docs/install.md tells it (test/install) and a real Prometheus scraping
-# the app's pods on real nodes (test/prom).
+# the app's pods on real nodes (test/prom), and the canary analysis
+# against that Prometheus (test/analysis). Those packages run one at a
+# time (-p 1): each starts its own real nodes, and test/install builds the
+# image while it runs, so two at once on a two-core machine starve the
+# pods whose requests test/analysis counts (a 1 s request timeout).
 REAL_RUN ?=
 test-real: bin
 	INPLACE_NODES=real $(GO) test $(TEST_FLAGS) $(if $(REAL_RUN),-run '$(REAL_RUN)') ./test/e2e/
-	INPLACE_NODES=real $(GO) test $(TEST_FLAGS) ./test/realnode/ ./test/install/ ./test/prom/ ./test/analysis/
+	INPLACE_NODES=real $(GO) test $(TEST_FLAGS) -p 1 ./test/realnode/ ./test/install/ ./test/prom/ ./test/analysis/
 
 # The fault suite at length (`make test` runs each fault once on 4 pods):
 # SIGKILLs of inplace run, nats-server restarts, stream leader losses, API
