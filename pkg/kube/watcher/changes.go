@@ -17,31 +17,40 @@ var Source = events.Source("pod-watcher")
 // container.restarted for each of its containers that restarted since
 // old. Nothing for other pods.
 func Changes(old, cur *corev1.Pod) ([]cloudevents.Event, error) {
-	st, _ := inplace.ParseState(cur)
-	if !inplace.InFlight(cur, st) && !landed(old, cur, st) {
-		return nil, nil
+	st, updated, restarts, err := changed(old, cur)
+	if err != nil || !updated {
+		return nil, err
 	}
-	var outs []cloudevents.Event
 	e, err := podUpdated(cur, st, "")
 	if err != nil {
 		return nil, err
 	}
-	outs = append(outs, e)
+	return append([]cloudevents.Event{e}, restarts...), nil
+}
+
+// changed is Changes with its pod.updated left to the caller to make:
+// whether there is one (of cur, with its state st), and the
+// container.restarted events.
+func changed(old, cur *corev1.Pod) (st *inplace.State, updated bool, restarts []cloudevents.Event, err error) {
+	st, _ = inplace.ParseState(cur)
+	if !inplace.InFlight(cur, st) && !landed(old, cur, st) {
+		return nil, false, nil, nil
+	}
 	if old == nil {
-		return outs, nil
+		return st, true, nil, nil
 	}
 	for _, list := range [][]corev1.ContainerStatus{cur.Status.InitContainerStatuses, cur.Status.ContainerStatuses} {
 		for i := range list {
 			e, ok, err := restarted(old, cur, st, &list[i])
 			if err != nil {
-				return nil, err
+				return nil, false, nil, err
 			}
 			if ok {
-				outs = append(outs, e)
+				restarts = append(restarts, e)
 			}
 		}
 	}
-	return outs, nil
+	return st, true, restarts, nil
 }
 
 // landed: the change that took the pod's upgrade out of flight without a

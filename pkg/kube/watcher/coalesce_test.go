@@ -2,11 +2,13 @@ package watcher
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 
@@ -71,5 +73,36 @@ func TestAPodsWaitingUpdatesGoOutAsItsLatest(t *testing.T) {
 		if !want[id] {
 			t.Errorf("published %s; want only %v", id, want)
 		}
+	}
+}
+
+// BenchmarkUpdatesPileUp is the watcher's cost of a pod's updates that
+// pile up before it publishes (five, then one pod.updated goes out).
+func BenchmarkUpdatesPileUp(b *testing.B) {
+	client := fake.NewClientset()
+	inf := informers.NewSharedInformerFactory(client, 0).Core().V1().Pods().Informer()
+	out := &published{}
+	w, err := New(inf, client, out, Options{Workers: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var pods []*corev1.Pod
+	for i := range 5 {
+		pods = append(pods, pod(strconv.Itoa(10+i), active, 0, "containerd://a"))
+	}
+	for b.Loop() {
+		for i, p := range pods {
+			if i == 0 {
+				w.observe(nil, p)
+			} else {
+				w.observe(pods[i-1], p)
+			}
+		}
+		it, _ := w.queue.Get()
+		if err := w.publish(b.Context(), it.key); err != nil {
+			b.Fatal(err)
+		}
+		w.queue.Done(it)
+		out.ids = out.ids[:0]
 	}
 }

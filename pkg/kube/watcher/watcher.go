@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/core/inplace"
 )
 
 // Publisher puts an event on the bus; *bus.Bus is one.
@@ -46,7 +47,7 @@ type Watcher struct {
 	queue  workqueue.TypedRateLimitingInterface[item]
 
 	mu      sync.Mutex
-	pending map[string]cloudevents.Event // by queueKey, until published
+	pending map[string]*pendingEvent // by queueKey, until published
 }
 
 // New registers the watcher on a pod informer, which the caller starts
@@ -63,7 +64,7 @@ func New(pods cache.SharedIndexInformer, client kubernetes.Interface, pub Publis
 		opts.Clock = clock.RealClock{}
 	}
 	rl := workqueue.NewTypedItemExponentialFailureRateLimiter[item](100*time.Millisecond, 30*time.Second)
-	w := &Watcher{pods: pods, client: client, pub: pub, opts: opts, pending: map[string]cloudevents.Event{},
+	w := &Watcher{pods: pods, client: client, pub: pub, opts: opts, pending: map[string]*pendingEvent{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[item]{Name: "pod-watcher"})}
 	_, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { w.observe(nil, obj) },
@@ -98,11 +99,14 @@ func (w *Watcher) observe(oldObj, curObj any) {
 		return
 	}
 	old, _ := oldObj.(*corev1.Pod)
-	outs, err := Changes(old, cur)
+	st, updated, restarts, err := changed(old, cur)
 	if err != nil {
 		w.opts.Log.Error("pod watcher: events of a pod", "pod", cur.Namespace+"/"+cur.Name, "err", err)
 	}
-	w.enqueue(cur, outs...)
+	if updated {
+		w.add(updatedKey(cur), &pendingEvent{pod: cur, st: st})
+	}
+	w.enqueue(cur, restarts...)
 	if NeedsGate(cur) {
 		w.queue.Add(item{gate: true, key: cur.Namespace + "/" + cur.Name})
 	}
@@ -131,22 +135,45 @@ func (w *Watcher) deleted(obj any) {
 // the others are published each.
 func (w *Watcher) enqueue(pod *corev1.Pod, outs ...cloudevents.Event) {
 	for _, e := range outs {
-		key := queueKey(pod, e)
-		w.mu.Lock()
-		w.pending[key] = e
-		w.mu.Unlock()
-		w.queue.Add(item{key: key})
+		w.add(queueKey(pod, e), &pendingEvent{e: e})
 	}
+}
+
+// add queues p under key, in place of what waits there.
+func (w *Watcher) add(key string, p *pendingEvent) {
+	w.mu.Lock()
+	w.pending[key] = p
+	w.mu.Unlock()
+	w.queue.Add(item{key: key})
+}
+
+// pendingEvent is an event waiting to be published: made already, or the
+// pod.updated of pod (the informer's copy, read only), made when it is
+// published, so the updates of a pod that a newer one replaces before
+// then are never encoded.
+type pendingEvent struct {
+	e   cloudevents.Event
+	pod *corev1.Pod
+	st  *inplace.State
+}
+
+func (p *pendingEvent) event() (cloudevents.Event, error) {
+	if p.pod == nil {
+		return p.e, nil
+	}
+	return podUpdated(p.pod, p.st, "")
 }
 
 // queueKey is where e waits to be published: pod.updated by pod (UID:
 // a replacement of the same name is another pod), others by id.
 func queueKey(pod *corev1.Pod, e cloudevents.Event) string {
 	if e.Type() == events.PodUpdated {
-		return events.PodUpdated + "/" + string(pod.UID)
+		return updatedKey(pod)
 	}
 	return e.ID()
 }
+
+func updatedKey(pod *corev1.Pod) string { return events.PodUpdated + "/" + string(pod.UID) }
 
 // next works one item; false when the queue is shut down.
 func (w *Watcher) next(ctx context.Context) bool {
@@ -174,16 +201,19 @@ func (w *Watcher) next(ctx context.Context) bool {
 // (or a newer one of the same key took its place: queued again).
 func (w *Watcher) publish(ctx context.Context, key string) error {
 	w.mu.Lock()
-	e, ok := w.pending[key]
+	p, ok := w.pending[key]
 	w.mu.Unlock()
 	if !ok {
 		return nil
 	}
-	if err := w.pub.Publish(ctx, e); err != nil {
+	e, err := p.event()
+	if err != nil { // the same pod makes the same error again: not retried
+		w.opts.Log.Error("pod watcher: event of a pod", "key", key, "err", err)
+	} else if err := w.pub.Publish(ctx, e); err != nil {
 		return fmt.Errorf("publish %s %s: %w", e.Type(), e.ID(), err)
 	}
 	w.mu.Lock()
-	if cur, ok := w.pending[key]; ok && cur.ID() == e.ID() {
+	if w.pending[key] == p {
 		delete(w.pending, key)
 	}
 	w.mu.Unlock()
