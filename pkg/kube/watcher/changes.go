@@ -17,7 +17,7 @@ var Source = events.Source("pod-watcher")
 // container.restarted for each of its containers that restarted since
 // old. Nothing for other pods.
 func Changes(old, cur *corev1.Pod) ([]cloudevents.Event, error) {
-	st, updated, restarts, err := changed(old, cur)
+	st, updated, restarts, err := changed(old, cur, parse)
 	if err != nil || !updated {
 		return nil, err
 	}
@@ -30,9 +30,9 @@ func Changes(old, cur *corev1.Pod) ([]cloudevents.Event, error) {
 
 // changed is Changes with its pod.updated left to the caller to make:
 // whether there is one (of cur, with its state st), and the
-// container.restarted events.
-func changed(old, cur *corev1.Pod) (st *inplace.State, updated bool, restarts []cloudevents.Event, err error) {
-	st, _ = inplace.ParseState(cur)
+// container.restarted events. state parses cur's state annotation.
+func changed(old, cur *corev1.Pod, state func(*corev1.Pod) *inplace.State) (st *inplace.State, updated bool, restarts []cloudevents.Event, err error) {
+	st = state(cur)
 	if !inplace.InFlight(cur, st) && !landed(old, cur, st) {
 		return nil, false, nil, nil
 	}
@@ -61,8 +61,17 @@ func landed(old, cur *corev1.Pod, st *inplace.State) bool {
 	if old == nil || old.UID != cur.UID || st == nil || !st.Phase.Active() {
 		return false
 	}
-	prev, _ := inplace.ParseState(old)
+	prev := st
+	if old.Annotations[inplace.StateAnnotation] != cur.Annotations[inplace.StateAnnotation] {
+		prev, _ = inplace.ParseState(old)
+	}
 	return prev != nil && prev.UpgradeID == st.UpgradeID && inplace.InFlight(old, prev)
+}
+
+// parse is a pod's state, nil when it has none or it cannot be read.
+func parse(pod *corev1.Pod) *inplace.State {
+	st, _ := inplace.ParseState(pod)
+	return st
 }
 
 // Deleted is the pod.updated for a pod with an upgrade in flight that was

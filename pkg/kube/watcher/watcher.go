@@ -48,6 +48,7 @@ type Watcher struct {
 
 	mu      sync.Mutex
 	pending map[string]*pendingEvent // by queueKey, until published
+	states  states
 }
 
 // New registers the watcher on a pod informer, which the caller starts
@@ -99,7 +100,7 @@ func (w *Watcher) observe(oldObj, curObj any) {
 		return
 	}
 	old, _ := oldObj.(*corev1.Pod)
-	st, updated, restarts, err := changed(old, cur)
+	st, updated, restarts, err := changed(old, cur, w.states.parse)
 	if err != nil {
 		w.opts.Log.Error("pod watcher: events of a pod", "pod", cur.Namespace+"/"+cur.Name, "err", err)
 	}
@@ -120,6 +121,7 @@ func (w *Watcher) deleted(obj any) {
 	if !ok {
 		return
 	}
+	w.states.forget(pod.UID)
 	if e, ok, err := Deleted(pod); err != nil {
 		w.opts.Log.Error("pod watcher: event of a deleted pod", "pod", pod.Namespace+"/"+pod.Name, "err", err)
 	} else if ok {
