@@ -17,55 +17,85 @@ import (
 // its images, decide the policy) made a rollout of n pods O(n²) plans. A
 // pod whose object changed (a new resourceVersion), a new rollout or a
 // changed policy is planned again; pods gone from the workload are
-// forgotten at the next observation.
+// forgotten at the next observation. A workload's entries are updated in
+// place: an observation plans and stores only the pods that changed, and
+// gives the same Candidates as Candidates() over all of them.
 type Memo struct {
 	mu sync.Mutex
-	by map[string]memoOf
+	by map[string]*memoOf
 }
 
 // memoOf is one workload's memo: for which rollout and policy, and the
-// Candidates by pod UID.
+// Candidates by pod UID. mu holds one observation of the workload at a
+// time.
 type memoOf struct {
+	mu                sync.Mutex
 	upgradeID, policy string
-	pods              map[types.UID]memoPod
+	// gen counts the observations; a pod entry seen by the last one has
+	// its number.
+	gen  uint64
+	pods map[types.UID]*memoPod
 }
 
 type memoPod struct {
-	rv string
-	c  rollout.Candidate
+	rv  string
+	gen uint64
+	c   rollout.Candidate
 }
 
 // Candidates is Candidates() for the pods of workload key in the rollout
 // upgradeID, reusing what the last observation of the same pods planned.
-// The Candidates returned are shared: read only.
+// The Candidates returned are shared: read only (the slice is the
+// caller's).
 func (m *Memo) Candidates(key, upgradeID, kind string, pods []*corev1.Pod, push events.UpgradeRequestData, pol policy.Policy) []rollout.Candidate {
-	m.mu.Lock()
-	old, ok := m.by[key]
-	m.mu.Unlock()
-	if !ok || old.upgradeID != upgradeID || old.policy != pol.Raw {
-		old = memoOf{}
+	w := m.of(key)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.pods == nil || w.upgradeID != upgradeID || w.policy != pol.Raw {
+		w.upgradeID, w.policy, w.pods = upgradeID, pol.Raw, make(map[types.UID]*memoPod, len(pods))
 	}
-	next := memoOf{upgradeID: upgradeID, policy: pol.Raw, pods: make(map[types.UID]memoPod, len(pods))}
-	var fresh []*corev1.Pod
-	for _, pod := range pods {
-		if p, ok := old.pods[pod.UID]; ok && p.rv == pod.ResourceVersion && pod.ResourceVersion != "" {
-			next.pods[pod.UID] = p
-		} else {
-			fresh = append(fresh, pod)
+	w.gen++
+	out := make([]rollout.Candidate, len(pods)) // in the pods' order, as Candidates() gives them
+	var fresh []int
+	for i, pod := range pods {
+		p, ok := w.pods[pod.UID]
+		if !ok || p.rv != pod.ResourceVersion || pod.ResourceVersion == "" {
+			fresh = append(fresh, i)
+			continue
+		}
+		p.gen, out[i] = w.gen, p.c
+	}
+	for _, i := range fresh {
+		c := Candidates(kind, pods[i:i+1], push, pol)[0]
+		w.pods[pods[i].UID] = &memoPod{rv: pods[i].ResourceVersion, gen: w.gen, c: c}
+		out[i] = c
+	}
+	if len(w.pods) > len(pods) {
+		w.forget()
+	}
+	return out
+}
+
+// forget drops the pods the last observation did not see.
+func (w *memoOf) forget() {
+	for uid, p := range w.pods {
+		if p.gen != w.gen {
+			delete(w.pods, uid)
 		}
 	}
-	for i, c := range Candidates(kind, fresh, push, pol) {
-		next.pods[fresh[i].UID] = memoPod{rv: fresh[i].ResourceVersion, c: c}
-	}
-	out := make([]rollout.Candidate, 0, len(pods)) // in the pods' order, as Candidates() gives them
-	for _, pod := range pods {
-		out = append(out, next.pods[pod.UID].c)
-	}
+}
+
+// of is key's memo, made when it has none.
+func (m *Memo) of(key string) *memoOf {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.by == nil {
-		m.by = map[string]memoOf{}
+		m.by = map[string]*memoOf{}
 	}
-	m.by[key] = next
-	m.mu.Unlock()
-	return out
+	w := m.by[key]
+	if w == nil {
+		w = &memoOf{}
+		m.by[key] = w
+	}
+	return w
 }
