@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"sync"
 	"time"
@@ -155,7 +154,7 @@ func (ctl *Rollouts) writeGroup(ctx context.Context, key string, group []*commit
 		if !wrote {
 			return nil, errNoChange
 		}
-		raw, err = json.Marshal(prev)
+		raw, err = ctl.encoder.Encode(key, prev)
 		if err == nil {
 			ctl.d.Decoded.Expect(key, raw, prev)
 		}

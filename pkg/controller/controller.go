@@ -105,6 +105,9 @@ type Rollouts struct {
 	// syncs holds one template sync at a time per workload.
 	syncs keylock.Locks
 	plans planner.Memo
+	// encoder encodes the records written, each pod entry again only
+	// when it changed.
+	encoder rollout.Encoder
 	// after requeues a workload's analysis (the Waker's AddAfter).
 	after atomic.Pointer[func(events.ObjectRef, time.Duration)]
 }

@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 )
 
@@ -64,5 +65,36 @@ func BenchmarkRecordClone(b *testing.B) {
 	Plan(r, newWorld(n, 3).cands(), "push", false, t0)
 	for b.Loop() {
 		r.Clone()
+	}
+}
+
+// BenchmarkRecordEncode is one write's encoding of a record of n pods
+// after one pod's outcome: json.Marshal of the whole record, and the
+// Encoder, which encodes the changed pod again and reuses the others.
+func BenchmarkRecordEncode(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		w := newWorld(n, 3)
+		r := Begin(nil, "u-1", wl, push, Options{Budget: n}, t0)
+		Plan(r, w.cands(), "push", false, t0)
+		names := make([]string, 0, n)
+		for name := range r.Pods {
+			names = append(names, name)
+		}
+		outcomes := func(b *testing.B, encode func() error) {
+			for i := 0; b.Loop(); i++ {
+				p := r.Pods[names[i%n]]
+				p.State, p.Reason = Succeeded, fmt.Sprint("outcome ", i) // a pod changed, as by Record
+				if err := encode(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.Run(fmt.Sprintf("pods=%d/marshal", n), func(b *testing.B) {
+			outcomes(b, func() error { _, err := json.Marshal(r); return err })
+		})
+		b.Run(fmt.Sprintf("pods=%d/encoder", n), func(b *testing.B) {
+			var e Encoder
+			outcomes(b, func() error { _, err := e.Encode("k", r); return err })
+		})
 	}
 }
