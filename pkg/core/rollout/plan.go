@@ -31,9 +31,7 @@ func Plan(r *Rollout, cands []Candidate, inputID string, paused bool, now time.T
 // those whose upgrade ended move to Gone (they still count), in-flight ones
 // stay until their outcome is reported (verify, or the watchdog).
 func reconcile(r *Rollout, cands []Candidate) {
-	seen := make(map[string]bool, len(cands))
 	for _, c := range cands {
-		seen[c.Pod.Name] = true
 		p, ok := r.Pods[c.Pod.Name]
 		if ok && p.State == InFlight {
 			continue
@@ -48,6 +46,13 @@ func reconcile(r *Rollout, cands []Candidate) {
 			}
 			r.Pods[c.Pod.Name] = n
 		}
+	}
+	if len(r.Pods) == len(cands) {
+		return // every pod is a candidate's (a workload's pods have distinct names)
+	}
+	seen := make(map[string]bool, len(cands))
+	for _, c := range cands {
+		seen[c.Pod.Name] = true
 	}
 	for name, p := range r.Pods {
 		switch {
@@ -80,6 +85,9 @@ func fromCandidate(c Candidate) *Pod {
 // unavailable (not Ready, or in flight and not freed). Held pods wait for
 // their node.
 func planNext(r *Rollout, cands []Candidate, inputID string, now time.Time) {
+	if !r.anyPending() {
+		return
+	}
 	unavailable := map[string]bool{}
 	byName := make(map[string]Candidate, len(cands))
 	for _, c := range cands {
@@ -128,6 +136,16 @@ func planNext(r *Rollout, cands []Candidate, inputID string, now time.Time) {
 			p.Wave = r.Wave
 		}
 	}
+}
+
+// anyPending reports whether a pod waits to be planned.
+func (r *Rollout) anyPending() bool {
+	for _, p := range r.Pods {
+		if p.State == Pending {
+			return true
+		}
+	}
+	return false
 }
 
 // freed: the cluster shows the in-flight pod Ready with its upgrade done
