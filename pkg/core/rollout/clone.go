@@ -2,7 +2,10 @@ package rollout
 
 import (
 	"reflect"
+	"slices"
 	"sync"
+
+	"github.com/inplace-dev/inplace/events"
 )
 
 // Clone returns a copy of r that shares nothing modifiable with it: a
@@ -15,7 +18,37 @@ func (r *Rollout) Clone() *Rollout {
 	if r == nil {
 		return nil
 	}
-	return deepCopy(reflect.ValueOf(r)).Interface().(*Rollout)
+	shell := *r
+	shell.Pods = nil
+	c := deepCopy(reflect.ValueOf(&shell)).Interface().(*Rollout)
+	if r.Pods != nil {
+		c.Pods = make(map[string]*Pod, len(r.Pods))
+		for name, p := range r.Pods {
+			c.Pods[name] = p.clone()
+		}
+	}
+	return c
+}
+
+// clone is a copy of p that shares nothing modifiable with it, without
+// reflection (a record's pods are most of it): its only field that refers
+// to memory is Containers, whose Resources are copied by reflection.
+// TestCloneSharesNothing fails when a field added to Pod or ContainerPlan
+// would be shared.
+func (p *Pod) clone() *Pod {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	if p.Containers != nil {
+		c.Containers = slices.Clone(p.Containers)
+		for i, cp := range c.Containers {
+			if cp.Resources != nil {
+				c.Containers[i].Resources = deepCopy(reflect.ValueOf(cp.Resources)).Interface().(*events.ResizeResources)
+			}
+		}
+	}
+	return &c
 }
 
 // deepCopy copies v, following pointers, maps, slices and exported struct

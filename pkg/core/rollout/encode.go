@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"maps"
-	"reflect"
 	"slices"
 	"sync"
 )
@@ -134,7 +133,7 @@ func (k *encodedPods) entry(name string, p *Pod) ([]byte, error) {
 	}
 	raw := append(append(n, ':'), v...)
 	if p != nil {
-		k.by[name] = &encodedPod{was: deepCopy(reflect.ValueOf(p)).Interface().(*Pod), raw: raw, seen: true}
+		k.by[name] = &encodedPod{was: p.clone(), raw: raw, seen: true}
 	}
 	return raw, nil
 }
