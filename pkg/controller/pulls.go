@@ -34,10 +34,12 @@ func (ctl *Rollouts) ViewPulls(cands []rollout.Candidate) (*PullView, error) {
 		return nil, nil
 	}
 	v := &PullView{nodes: map[string][]corev1.ContainerImage{}, prepulls: map[string]map[string]*corev1.Pod{}}
+	looked := map[string]bool{} // a node holds many candidates: read it once
 	for _, c := range cands {
-		if c.Pod.Node == "" {
+		if c.Pod.Node == "" || looked[c.Pod.Node] {
 			continue
 		}
+		looked[c.Pod.Node] = true
 		if imgs, ok := ctl.d.Pulls.NodeImages(c.Pod.Node); ok {
 			v.nodes[c.Pod.Node] = imgs
 		}
