@@ -1,0 +1,131 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/core/rollout"
+	"github.com/inplace-dev/inplace/pkg/kube"
+)
+
+// benchCache is a workload of pods in memory (kube.Cache's reads).
+type benchCache struct {
+	w    kube.Workload
+	pods []*corev1.Pod
+}
+
+func (c *benchCache) Get(events.ObjectRef) (kube.Workload, bool, error) { return c.w, true, nil }
+func (c *benchCache) PodsOf(events.ObjectRef) ([]*corev1.Pod, error)  { return c.pods, nil }
+
+// benchStore is a record in memory (bus.KV's compare-and-swap, one writer).
+type benchStore struct {
+	mu  sync.Mutex
+	raw []byte
+	rev uint64
+}
+
+func (s *benchStore) Get(context.Context, string) ([]byte, uint64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.raw, s.rev, nil
+}
+
+func (s *benchStore) Update(_ context.Context, _ string, fn func([]byte) ([]byte, error)) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	raw, err := fn(s.raw)
+	if err != nil {
+		return nil, err
+	}
+	s.raw, s.rev = raw, s.rev+1
+	return raw, nil
+}
+
+func (s *benchStore) Keys(context.Context) ([]string, error) { return nil, nil }
+
+func benchPod(i int, rv int, image string) *corev1.Pod {
+	name := fmt.Sprintf("web-%04d", i)
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, UID: types.UID("uid-" + name), ResourceVersion: strconv.Itoa(rv)},
+		Spec:       corev1.PodSpec{NodeName: fmt.Sprintf("node-%d", i%5), Containers: []corev1.Container{{Name: "app", Image: image}}},
+		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Image: image, ImageID: "r.example/shop/web@sha256:0000",
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}},
+	}
+}
+
+// BenchmarkOutcome is compute-spec's work for one pod's upgrade.succeeded
+// in a rollout of n pods all in flight (max-unavailable 100%, as the scale
+// run): observe the workload, record the outcome, replan, encode and write
+// the record (each outcome its own write). Its outcomes' pods are Ready on
+// the new image.
+func BenchmarkOutcome(b *testing.B) {
+	const old, target = "r.example/shop/web:1.2.0", "r.example/shop/web:1.3.0"
+	for _, n := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			ref := events.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web"}
+			cache := &benchCache{w: kube.Workload{Ref: ref, Replicas: n, Meta: metav1.ObjectMeta{Name: "web", Namespace: "shop",
+				Annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "100%"}}}}
+			store := &benchStore{}
+			ctl := New(Deps{Cache: cache, Store: store, Decoded: &rollout.Decoded{},
+				Defaults: config.NewStore(config.StandardDefaults(), nil)})
+			ctl.commits.wait = func(context.Context, string, time.Duration) {}
+			push := events.UpgradeRequestData{ImagePushedData: events.ImagePushedData{Registry: "r.example", Repository: "shop/web", Tag: "1.3.0"}}
+			rv := 0
+			begin := func() {
+				cache.pods = make([]*corev1.Pod, n)
+				for i := range cache.pods {
+					rv++
+					cache.pods[i] = benchPod(i, rv, old)
+				}
+				pol := TargetOf(cache.w, config.StandardDefaults()).Options.Policy
+				r := rollout.Begin(nil, fmt.Sprint("u-", rv), ref, push, rollout.Options{Budget: n}, time.Now())
+				rollout.Plan(r, ctl.plans.Candidates(rollout.Key(ref), r.UpgradeID, ref.Kind, cache.pods, push, pol), "push", false, time.Now())
+				store.raw, store.rev = mustMarshal(b, r), store.rev+1
+			}
+			begin()
+			for i := 0; b.Loop(); i++ {
+				k := i % n
+				if k == 0 && i > 0 {
+					b.StopTimer()
+					begin()
+					b.StartTimer()
+				}
+				rv++
+				cache.pods[k] = benchPod(k, rv, target)
+				in := cloudevents.NewEvent()
+				in.SetID(fmt.Sprint("outcome-", i))
+				name := cache.pods[k].Name
+				_, _, err := ctl.replanChecked(b.Context(), in, ref, nil, func(r *rollout.Rollout) {
+					p := r.Pods[name]
+					o := events.OutcomeData{Plan: events.Plan{UpgradeID: p.UpgradeID, Pod: events.PodRef{Namespace: "shop", Name: name, UID: p.UID}},
+						Outcome: events.OutcomeSucceeded}
+					rollout.Record(r, events.UpgradeSucceeded, o, in.ID(), time.Now())
+				}, false)
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func mustMarshal(b *testing.B, r *rollout.Rollout) []byte {
+	raw, err := json.Marshal(r)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return raw
+}
