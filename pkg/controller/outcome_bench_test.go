@@ -27,7 +27,7 @@ type benchCache struct {
 }
 
 func (c *benchCache) Get(events.ObjectRef) (kube.Workload, bool, error) { return c.w, true, nil }
-func (c *benchCache) PodsOf(events.ObjectRef) ([]*corev1.Pod, error)  { return c.pods, nil }
+func (c *benchCache) PodsOf(events.ObjectRef) ([]*corev1.Pod, error)    { return c.pods, nil }
 
 // benchStore is a record in memory (bus.KV's compare-and-swap, one writer).
 type benchStore struct {
