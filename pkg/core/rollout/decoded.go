@@ -78,18 +78,14 @@ func (d *Decoded) View(key string, rev uint64, raw []byte) (*View, error) {
 		return NewView(raw, nil)
 	}
 	d.mu.Lock()
-	var prev *View
-	if kept := d.last[key]; rev != 0 {
-		if c := find(kept, rev); c != nil && c.v != nil {
-			d.mu.Unlock()
-			return c.v, nil
-		} else if c != nil {
+	if c := find(d.last[key], rev); rev != 0 && c != nil {
+		if c.v == nil {
 			c.v = ViewOf(c.r)
-			d.mu.Unlock()
-			return c.v, nil
 		}
+		d.mu.Unlock()
+		return c.v, nil
 	}
-	prev = d.newestView(key)
+	prev := d.newestView(key)
 	d.mu.Unlock()
 	if r := d.Written(key, raw); r != nil {
 		return d.keepView(key, rev, ViewOf(r)), nil
