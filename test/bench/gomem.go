@@ -78,6 +78,6 @@ func parseGoMemory(r io.Reader) (goMemory, error) {
 // where says where a process's resident memory goes.
 func (g goMemory) where(rss float64) string {
 	return fmt.Sprintf("Go heap in use %.0f MiB (%.0f objects), heap idle not returned to the kernel %.0f MiB, stacks %.0f MiB; "+
-		"the rest of the %.0f MiB resident (binary, runtime, NATS store) %.0f MiB",
+		"the rest of the %.0f MiB resident (binary's pages, runtime) %.0f MiB",
 		g.HeapInUseMiB, g.HeapObjects, g.HeapIdleMiB, g.StackMiB, rss, max(rss-g.HeapInUseMiB-g.HeapIdleMiB-g.StackMiB, 0))
 }

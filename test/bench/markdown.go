@@ -139,8 +139,8 @@ func (r *report) markdownScale(out io.Writer) {
 	for _, m := range r.Memory {
 		if m.Error == "" {
 			s := fmt.Sprintf("`inplace run` watching %d pods: VmRSS %.0f MiB (peak %.0f MiB)", m.Pods, m.RSSMiB, m.HWMMiB)
-			if m.Go != nil {
-				s += "; " + m.Go.where(m.RSSMiB)
+			if w := m.where(); w != "" {
+				s += "; " + w
 			}
 			lines = append(lines, s+".")
 		}

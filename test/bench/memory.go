@@ -20,6 +20,10 @@ type memoryResult struct {
 	Pods         int       `json:"pods"`
 	RSSMiB       float64   `json:"vmRSSMiB"`
 	HWMMiB       float64   `json:"vmHWMMiB"`
+	AnonMiB      float64   `json:"rssAnonMiB"`  // anonymous: heap, stacks, runtime
+	FileMiB      float64   `json:"rssFileMiB"`  // file-backed: the binary's pages touched
+	ShmemMiB     float64   `json:"rssShmemMiB"` // shared memory
+	HeapProfile  string    `json:"heapProfile,omitempty"`
 	ReadySeconds float64   `json:"readySeconds"`
 	Go           *goMemory `json:"go,omitempty"`
 	GoError      string    `json:"goError,omitempty"` // why Go is missing
@@ -34,7 +38,7 @@ const settle = 10 * time.Second
 // memoryRun brings the cluster's pods up to pods (parked ones added as
 // needed) and reads a fresh process's memory once it is ready and settled.
 func (p *part) memoryRun(ctx context.Context, pods int) memoryResult {
-	res := memoryResult{Pods: pods, Source: "/proc/<pid>/status VmRSS and VmHWM (peak), " + settle.String() + " after /readyz"}
+	res := memoryResult{Pods: pods, Source: "/proc/<pid>/status VmRSS, VmHWM (peak) and RssAnon/RssFile/RssShmem, " + settle.String() + " after /readyz"}
 	have, err := p.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 	if err != nil {
 		res.Error = err.Error()
@@ -64,13 +68,49 @@ func (p *part) memoryRun(ctx context.Context, pods int) memoryResult {
 		res.Error = err.Error()
 		return res
 	}
-	res.RSSMiB, res.HWMMiB = float64(m.RSS)/(1<<20), float64(m.HWM)/(1<<20)
+	const mib = 1 << 20
+	res.RSSMiB, res.HWMMiB = float64(m.RSS)/mib, float64(m.HWM)/mib
+	res.AnonMiB, res.FileMiB, res.ShmemMiB = float64(m.Anon)/mib, float64(m.File)/mib, float64(m.Shmem)/mib
 	if g, err := scrapeGoMemory(ctx, "http://"+p.project.addrs[0]+"/metrics"); err == nil {
 		res.Go = &g
 	} else {
 		res.GoError = err.Error()
 	}
+	res.HeapProfile = p.heapProfile(ctx, pods)
 	return res
+}
+
+// heapProfile writes the process's heap profile (as of its last GC; the
+// process serves it when the bench runs with INPLACE_PPROF=1) to
+// INPLACE_BENCH_PROFILES as memory-<pods>.heap.pprof, after the memory is
+// read; "" when no directory is set or the fetch failed.
+func (p *part) heapProfile(ctx context.Context, pods int) string {
+	dir := profilesDir()
+	if dir == "" {
+		return ""
+	}
+	path := filepath.Join(dir, fmt.Sprintf("memory-%d.heap.pprof", pods))
+	if err := fetchTo(ctx, "http://"+p.project.addrs[0]+"/debug/pprof/heap", path, 30*time.Second); err != nil {
+		p.log.Warn("heap profile", "pods", pods, "err", err)
+		return ""
+	}
+	return path
+}
+
+// where says what the resident memory is: anonymous against file-backed
+// pages, and the Go runtime's account of the anonymous part.
+func (m memoryResult) where() string {
+	s := ""
+	if m.AnonMiB > 0 || m.FileMiB > 0 {
+		s = fmt.Sprintf("RssAnon %.0f MiB, RssFile %.0f MiB (the binary's pages touched), RssShmem %.0f MiB", m.AnonMiB, m.FileMiB, m.ShmemMiB)
+	}
+	if m.Go != nil {
+		if s != "" {
+			s += "; "
+		}
+		s += m.Go.where(m.RSSMiB)
+	}
+	return s
 }
 
 // parkedScheduler is a scheduler nobody runs: parked pods stay where they

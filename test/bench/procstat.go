@@ -47,10 +47,14 @@ func parseStatCPU(b []byte) (time.Duration, error) {
 	return time.Duration(ticks) * time.Second / clockTick, nil
 }
 
-// memory is a process's resident set now and at its peak, in bytes.
-type memory struct{ RSS, HWM int64 }
+// memory is a process's resident set now and at its peak, and what the
+// resident set is made of now, in bytes: anonymous pages (the Go heap,
+// stacks and runtime), file-backed pages (the binary's pages it touched)
+// and shared memory.
+type memory struct{ RSS, HWM, Anon, File, Shmem int64 }
 
-// memoryOf reads VmRSS and VmHWM from /proc/<pid>/status.
+// memoryOf reads VmRSS, VmHWM and RssAnon, RssFile, RssShmem from
+// /proc/<pid>/status.
 func memoryOf(pid int) (memory, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
@@ -61,10 +65,12 @@ func memoryOf(pid int) (memory, error) {
 
 func parseStatusMemory(b []byte) (memory, error) {
 	var m memory
+	fields := map[string]*int64{"VmRSS": &m.RSS, "VmHWM": &m.HWM, "RssAnon": &m.Anon, "RssFile": &m.File, "RssShmem": &m.Shmem}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
 		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok || (k != "VmRSS" && k != "VmHWM") {
+		dst := fields[k]
+		if !ok || dst == nil {
 			continue
 		}
 		f := strings.Fields(v)
@@ -75,11 +81,7 @@ func parseStatusMemory(b []byte) (memory, error) {
 		if err != nil {
 			return memory{}, fmt.Errorf("status: %s: %w", k, err)
 		}
-		if k == "VmRSS" {
-			m.RSS = n << 10
-		} else {
-			m.HWM = n << 10
-		}
+		*dst = n << 10
 	}
 	if m.RSS == 0 || m.HWM == 0 {
 		return memory{}, fmt.Errorf("status: no VmRSS/VmHWM")

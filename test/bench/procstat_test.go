@@ -22,10 +22,12 @@ func TestParseStatCPU(t *testing.T) {
 }
 
 func TestParseStatusMemory(t *testing.T) {
-	status := []byte("Name:\tinplace\nVmPeak:\t  900000 kB\nVmHWM:\t   81920 kB\nVmRSS:\t   40960 kB\nThreads:\t12\n")
+	status := []byte("Name:\tinplace\nVmPeak:\t  900000 kB\nVmHWM:\t   81920 kB\nVmRSS:\t   40960 kB\n" +
+		"RssAnon:\t   30720 kB\nRssFile:\t    9216 kB\nRssShmem:\t    1024 kB\nThreads:\t12\n")
 	got, err := parseStatusMemory(status)
-	if err != nil || got != (memory{RSS: 40 << 20, HWM: 80 << 20}) {
-		t.Errorf("parseStatusMemory = %+v, %v; want RSS 40 MiB, HWM 80 MiB", got, err)
+	want := memory{RSS: 40 << 20, HWM: 80 << 20, Anon: 30 << 20, File: 9 << 20, Shmem: 1 << 20}
+	if err != nil || got != want {
+		t.Errorf("parseStatusMemory = %+v, %v; want %+v", got, err, want)
 	}
 	if _, err := parseStatusMemory([]byte("Name:\tx\n")); err == nil {
 		t.Error("no VmRSS: want an error")

@@ -259,8 +259,8 @@ func (r *report) memoryTarget() target {
 		parts = append(parts, fmt.Sprintf("%.0f MiB at %d pods (peak %.0f)", m.RSSMiB, m.Pods, m.HWMMiB))
 		if m.Pods >= 10000 {
 			t.Met = ptr(m.RSSMiB < 150)
-			if !*t.Met && m.Go != nil {
-				t.Where = m.Go.where(m.RSSMiB)
+			if !*t.Met {
+				t.Where = m.where()
 			}
 		}
 	}

@@ -146,8 +146,8 @@ func (r *report) printScale(out io.Writer) {
 				continue
 			}
 			fmt.Fprintf(out, "  watching %d pods: VmRSS %.0f MiB, VmHWM %.0f MiB, ready %.1fs after start\n", m.Pods, m.RSSMiB, m.HWMMiB, m.ReadySeconds)
-			if m.Go != nil {
-				fmt.Fprintf(out, "    %s\n", m.Go.where(m.RSSMiB))
+			if w := m.where(); w != "" {
+				fmt.Fprintf(out, "    %s\n", w)
 			}
 		}
 	}
