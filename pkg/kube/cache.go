@@ -38,6 +38,8 @@ type Cache struct {
 	// Nodes is set by WithNodes (pre-pull reads nodes' images).
 	Nodes corelisters.NodeLister
 
+	transform func(any) (any, error) // the informers' (NewTransform)
+
 	readerOnce sync.Once
 	reader     *Cached
 	changes    changes
@@ -74,8 +76,9 @@ func NewCache(client kubernetes.Interface, resync time.Duration) (*Cache, error)
 // NewPodCache builds the pod informer alone (the pod watcher's need):
 // listing and watching pods is all it asks of RBAC.
 func NewPodCache(client kubernetes.Interface, resync time.Duration) (*Cache, error) {
-	f := informers.NewSharedInformerFactoryWithOptions(client, resync, informers.WithTransform(Slim))
-	c := &Cache{factory: f}
+	c := &Cache{transform: NewTransform()}
+	f := informers.NewSharedInformerFactoryWithOptions(client, resync, informers.WithTransform(c.transform))
+	c.factory = f
 	c.pods = f.Core().V1().Pods().Informer()
 	if err := c.pods.AddIndexers(cache.Indexers{byRepository: repositoryIndex, byOwner: ownerIndex}); err != nil {
 		return nil, fmt.Errorf("pod indexers: %w", err)
@@ -117,57 +120,6 @@ func (c *Cache) StartWithin(ctx context.Context, d time.Duration) error {
 // has ended: a command that runs them on a context of its own cancels it
 // and shuts them down before it returns, so that none outlives it.
 func (c *Cache) Shutdown() { c.factory.Shutdown() }
-
-// StripManagedFields drops metadata.managedFields from cached objects: it is
-// about half of a pod's size and nothing here reads it.
-func StripManagedFields(obj any) (any, error) {
-	if m, ok := obj.(metav1.ObjectMetaAccessor); ok {
-		m.GetObjectMeta().SetManagedFields(nil)
-	}
-	return obj, nil
-}
-
-// Slim is the cache's transform: managedFields dropped from every object,
-// and from pods what no function reads (SlimPod).
-func Slim(obj any) (any, error) {
-	if p, ok := obj.(*corev1.Pod); ok {
-		SlimPod(p)
-	}
-	return StripManagedFields(obj)
-}
-
-// SlimPod drops from a cached pod what no function reads, a quarter of its
-// memory at 10,000 pods (BenchmarkCachedPod): volumes, tolerations,
-// affinity, and each container's command, args, env, ports, mounts,
-// probes and lifecycle hooks (a preStop hook is kept as an empty handler:
-// that there is one, which patch-pod reads, not what it runs). Kept:
-// metadata, names, images, resources and resize policies, readiness
-// gates, node, and the whole status. The pods
-// in pod.updated events come from this cache, so they are slim too; a full
-// pod is a GET away. Nothing writes a cached pod back whole (every write is
-// a patch).
-func SlimPod(p *corev1.Pod) {
-	p.Spec.Volumes, p.Spec.Tolerations, p.Spec.Affinity = nil, nil, nil
-	for _, list := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
-		for i := range list {
-			slimContainer(&list[i])
-		}
-	}
-	for i := range p.Spec.EphemeralContainers {
-		c := &p.Spec.EphemeralContainers[i].EphemeralContainerCommon
-		c.Command, c.Args, c.Env, c.EnvFrom, c.Ports, c.VolumeMounts, c.VolumeDevices = nil, nil, nil, nil, nil, nil, nil
-		c.LivenessProbe, c.ReadinessProbe, c.StartupProbe, c.Lifecycle = nil, nil, nil, nil
-	}
-}
-
-func slimContainer(c *corev1.Container) {
-	c.Command, c.Args, c.Env, c.EnvFrom, c.Ports, c.VolumeMounts, c.VolumeDevices = nil, nil, nil, nil, nil, nil, nil
-	hook := c.Lifecycle != nil && c.Lifecycle.PreStop != nil
-	c.LivenessProbe, c.ReadinessProbe, c.StartupProbe, c.Lifecycle = nil, nil, nil, nil
-	if hook {
-		c.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{}}
-	}
-}
 
 // repositoryIndex indexes a pod under the canonical repository of each of
 // its containers, init containers included.

@@ -148,7 +148,7 @@ func (s *Snapshot) add(obj runtime.Object) error {
 	if err != nil {
 		return err
 	}
-	slim, err := Slim(obj)
+	slim, err := s.transform(obj)
 	if err != nil {
 		return err
 	}
