@@ -65,23 +65,33 @@ func (in *interner) str(s string) string {
 // typed is str for a string type (a condition type, a phase).
 func typed[T ~string](in *interner, s T) T { return T(in.str(string(s))) }
 
-// stringMap is m (its keys and short values interned), or an equal map
-// met before when every value of m is short.
+// stringMap is an equal map met before when every value of m is short,
+// else m with its keys and short values interned.
 func (in *interner) stringMap(m map[string]string) map[string]string {
 	if len(m) == 0 {
 		return m
 	}
 	var key strings.Builder
 	short := true
-	out := make(map[string]string, len(m))
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		v := m[k]
-		out[in.str(k)] = in.str(v)
 		short = short && len(v) <= internMax
 		key.WriteString(k)
 		key.WriteByte(0)
 		key.WriteString(v)
 		key.WriteByte(0)
+	}
+	if short {
+		in.mu.Lock()
+		have, ok := in.maps[key.String()]
+		in.mu.Unlock()
+		if ok {
+			return have
+		}
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[in.str(k)] = in.str(v)
 	}
 	if !short {
 		return out

@@ -1,6 +1,8 @@
 package kube
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -61,7 +63,17 @@ func slimMeta(in *interner, m *metav1.ObjectMeta) {
 	m.ManagedFields = nil
 }
 
+// exact is list in an array of its length: a decoder grows lists by
+// appending, which leaves up to half of the array unused.
+func exact[T any](list []T) []T {
+	if cap(list) == len(list) {
+		return list
+	}
+	return slices.Clone(list)
+}
+
 func slimContainers(in *interner, list []corev1.Container) []corev1.Container {
+	list = exact(list)
 	for i := range list {
 		c := &list[i]
 		hook := c.Lifecycle != nil && c.Lifecycle.PreStop != nil
@@ -75,6 +87,7 @@ func slimContainers(in *interner, list []corev1.Container) []corev1.Container {
 }
 
 func slimEphemeral(in *interner, list []corev1.EphemeralContainer) []corev1.EphemeralContainer {
+	list = exact(list)
 	for i := range list {
 		c := &list[i]
 		*c = corev1.EphemeralContainer{TargetContainerName: c.TargetContainerName, EphemeralContainerCommon: corev1.EphemeralContainerCommon{
@@ -88,6 +101,7 @@ func slimResources(in *interner, r corev1.ResourceRequirements) corev1.ResourceR
 }
 
 func slimConditions(in *interner, list []corev1.PodCondition) []corev1.PodCondition {
+	list = exact(list)
 	for i := range list {
 		c := &list[i]
 		c.Type, c.Status, c.Reason, c.Message = typed(in, c.Type), typed(in, c.Status), in.str(c.Reason), in.str(c.Message)
@@ -96,6 +110,7 @@ func slimConditions(in *interner, list []corev1.PodCondition) []corev1.PodCondit
 }
 
 func slimStatuses(in *interner, list []corev1.ContainerStatus) []corev1.ContainerStatus {
+	list = exact(list)
 	for i := range list {
 		c := &list[i]
 		var res *corev1.ResourceRequirements
