@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -103,10 +104,17 @@ func runsFromTheNode(t *testing.T, w *world.World, ns, node, image string) {
 	}
 }
 
+// skipsRuns counts TestPrepullSkips' runs in this process (-count).
+var skipsRuns atomic.Int64
+
 func TestPrepullSkips(t *testing.T) {
 	w, appNS, pullNS, f := setup(t, nil)
 	v1 := fntest.Push(t, w, "prepull/skip", "v1")
-	v2 := fntest.Push(t, w, "prepull/skip", "v2")
+	// The kubelet lists only a node's 50 largest images
+	// (nodeStatusMaxImages), and the shared world's nodes hold more under
+	// -count: v2 is larger than any other image this package pushes (30 MiB
+	// at most) and than the v2 of each earlier run, so its node lists it.
+	v2 := fntest.Push(t, w, "prepull/skip", "v2", registry.WithSize(31<<20+skipsRuns.Add(1)<<10))
 	node := w.NodeNames()[1]
 	// Pinned: the node may hold an older push of the v2 tag (the shared
 	// world under -count), which a tag with IfNotPresent would run.
