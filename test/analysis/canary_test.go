@@ -157,6 +157,9 @@ func (e *env) probeService() *traffic.Probe {
 	if _, err := pr.Wait(e.t.Context(), time.Minute, "answers through the Service", func(c traffic.Counts) bool { return c.OK >= 50 }); err != nil {
 		e.t.Fatal(err)
 	}
+	if e.rec, err = traffic.Record(e.t.Context(), e.w.Client(), e.ns, "app=web"); err != nil {
+		e.t.Fatal(err)
+	}
 	return pr
 }
 
@@ -168,7 +171,8 @@ func (e *env) noFailures(pr *traffic.Probe) {
 	}
 	e.t.Logf("probe through the Service: sent %d, failed %d, versions %v", c.Sent, c.Failed, c.Versions)
 	if c.Failed != 0 {
-		e.t.Errorf("%d of %d requests failed (refused %d, reset %d, timeout %d, 5xx %d): %+v",
-			c.Failed, c.Sent, c.Refused, c.Reset, c.Timeout, c.ServerError, c.Samples)
+		e.t.Errorf("%d of %d requests failed (refused %d, reset %d, timeout %d, 5xx %d): %+v%s",
+			c.Failed, c.Sent, c.Refused, c.Reset, c.Timeout, c.ServerError, c.Samples,
+			e.rec.Explain(e.t.Context(), c.Samples, 6*time.Second, 2*time.Second, e.w.NodeLogs()...))
 	}
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/inplace-dev/inplace/test/kubelet"
 	"github.com/inplace-dev/inplace/test/proc"
 	"github.com/inplace-dev/inplace/test/registry"
+	"github.com/inplace-dev/inplace/test/traffic"
 	"github.com/inplace-dev/inplace/test/world"
 )
 
@@ -47,6 +48,9 @@ type env struct {
 	child    *proc.Process
 	children int
 	wl       events.ObjectRef
+	// rec records the pods and EndpointSlices behind the Service while
+	// the probe runs, to explain a failed request.
+	rec *traffic.Recorder
 }
 
 // newEnv starts the world; promURL (when not empty) replaces the world's

@@ -64,6 +64,10 @@ func loseNoRequest(t *testing.T, e *env, drain func(*corev1.Container)) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	rec, err := traffic.Record(t.Context(), e.w.Client(), e.ns, "app=web")
+	if err != nil {
+		t.Fatal(err)
+	}
 	before, err := p.Wait(t.Context(), time.Minute, "100 answers of 1.0.0", func(c traffic.Counts) bool { return c.Versions["1.0.0"] >= 100 })
 	if err != nil {
 		t.Fatal(err)
@@ -86,8 +90,9 @@ func loseNoRequest(t *testing.T, e *env, drain func(*corev1.Container)) {
 	}
 	t.Logf("traffic: before the push %+v; once every pod ran 1.1.0 %+v; at the end %+v", before.Versions, moved.Versions, final.Versions)
 	if final.Failed != 0 {
-		t.Errorf("%d of %d requests failed (refused %d, reset %d, timeout %d, 5xx %d, other %d); latest: %+v",
-			final.Failed, final.Sent, final.Refused, final.Reset, final.Timeout, final.ServerError, final.Other, final.Samples)
+		t.Errorf("%d of %d requests failed (refused %d, reset %d, timeout %d, 5xx %d, other %d); latest: %+v%s",
+			final.Failed, final.Sent, final.Refused, final.Reset, final.Timeout, final.ServerError, final.Other, final.Samples,
+			rec.Explain(t.Context(), final.Samples, 6*time.Second, 2*time.Second, e.w.NodeLogs()...))
 	}
 	if len(before.Versions) != 1 {
 		t.Errorf("versions answered before the push %v; want 1.0.0 only", before.Versions)

@@ -95,7 +95,8 @@ func (n *Nodes) labels() []string {
 // startProxy runs kube-proxy (iptables mode, as system:kube-proxy) in the
 // node's network namespace, where its rules and sysctls stay.
 // conntrack-max-per-core 0 leaves nf_conntrack_max alone (read-only in a
-// namespace).
+// namespace). --v=2 logs each sync of the rules (a few lines a sync), which
+// a test reads to tell when an endpoint's change reached the node.
 func (n *Nodes) startProxy(nd *node) error {
 	kubeconfig := nd.path("kube-proxy.kubeconfig")
 	if err := n.opts.Cluster.WriteKubeconfig(kubeconfig, "system:kube-proxy"); err != nil {
@@ -110,6 +111,7 @@ func (n *Nodes) startProxy(nd *node) error {
 		"--healthz-bind-address=" + nd.ip + ":10256",
 		"--metrics-bind-address=127.0.0.1:10249",
 		"--conntrack-max-per-core=0",
+		"--v=2", // each sync of the rules: when a Service's endpoints reached the node
 	}
 	p, err := n.startIn(nd, "kube-proxy", filepath.Join(n.opts.BinDir, "kube-proxy"), args...)
 	if err != nil {

@@ -261,6 +261,17 @@ func (n *Nodes) KubeletLog(name string) string {
 	return nd.kubelet.LogPath()
 }
 
+// ProxyLog is the path of the log of the named node's kube-proxy ("" for
+// no such node). kube-proxy runs at --v=2: each sync of its rules, with
+// when it began and how long it took.
+func (n *Nodes) ProxyLog(name string) string {
+	nd := n.node(name)
+	if nd == nil || nd.proxy == nil {
+		return ""
+	}
+	return nd.proxy.LogPath()
+}
+
 // NodeIP is the named node's address, "" if it is not in the pool.
 func (n *Nodes) NodeIP(name string) string {
 	if nd := n.node(name); nd != nil {

@@ -110,6 +110,19 @@ func (w *World) NodeNames() []string {
 	return w.Kubelet.NodeNames()
 }
 
+// NodeLogs are the paths of the real nodes' kube-proxy and kubelet logs
+// (none on other nodes), for a test explaining a failure.
+func (w *World) NodeLogs() []string {
+	if w.Real == nil {
+		return nil
+	}
+	var out []string
+	for _, n := range w.Real.NodeNames() {
+		out = append(out, w.Real.ProxyLog(n), w.Real.KubeletLog(n))
+	}
+	return out
+}
+
 // IsHollow reports whether the world's nodes run the real kubelet's code.
 func (w *World) IsHollow() bool { return w.Mode == NodesHollow }
 
