@@ -1,12 +1,16 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,18 +21,20 @@ import (
 // memoryResult is the resident memory of one `inplace run` (every
 // function, embedded NATS) watching a number of pods.
 type memoryResult struct {
-	Pods         int       `json:"pods"`
-	RSSMiB       float64   `json:"vmRSSMiB"`
-	HWMMiB       float64   `json:"vmHWMMiB"`
-	AnonMiB      float64   `json:"rssAnonMiB"`  // anonymous: heap, stacks, runtime
-	FileMiB      float64   `json:"rssFileMiB"`  // file-backed: the binary's pages touched
-	ShmemMiB     float64   `json:"rssShmemMiB"` // shared memory
-	HeapProfile  string    `json:"heapProfile,omitempty"`
-	ReadySeconds float64   `json:"readySeconds"`
-	Go           *goMemory `json:"go,omitempty"`
-	GoError      string    `json:"goError,omitempty"` // why Go is missing
-	Source       string    `json:"source"`
-	Error        string    `json:"error,omitempty"`
+	Pods     int     `json:"pods"`
+	RSSMiB   float64 `json:"vmRSSMiB"`
+	HWMMiB   float64 `json:"vmHWMMiB"`
+	AnonMiB  float64 `json:"rssAnonMiB"`  // anonymous: heap, stacks, runtime
+	FileMiB  float64 `json:"rssFileMiB"`  // file-backed: the pages of files mapped (the binary)
+	ShmemMiB float64 `json:"rssShmemMiB"` // shared memory
+	// FilesMiB is RssFile by file mapped (the binary, libraries).
+	FilesMiB     map[string]float64 `json:"rssFileByFileMiB,omitempty"`
+	HeapProfile  string             `json:"heapProfile,omitempty"`
+	ReadySeconds float64            `json:"readySeconds"`
+	Go           *goMemory          `json:"go,omitempty"`
+	GoError      string             `json:"goError,omitempty"` // why Go is missing
+	Source       string             `json:"source"`
+	Error        string             `json:"error,omitempty"`
 }
 
 // settle is how long the process runs after it is ready before its memory
@@ -71,6 +77,12 @@ func (p *part) memoryRun(ctx context.Context, pods int) memoryResult {
 	const mib = 1 << 20
 	res.RSSMiB, res.HWMMiB = float64(m.RSS)/mib, float64(m.HWM)/mib
 	res.AnonMiB, res.FileMiB, res.ShmemMiB = float64(m.Anon)/mib, float64(m.File)/mib, float64(m.Shmem)/mib
+	if files, err := fileRSS(p.project.pids()[0]); err == nil {
+		res.FilesMiB = map[string]float64{}
+		for f, n := range files {
+			res.FilesMiB[filepath.Base(f)] += float64(n) / mib
+		}
+	}
 	if g, err := scrapeGoMemory(ctx, "http://"+p.project.addrs[0]+"/metrics"); err == nil {
 		res.Go = &g
 	} else {
@@ -102,7 +114,8 @@ func (p *part) heapProfile(ctx context.Context, pods int) string {
 func (m memoryResult) where() string {
 	s := ""
 	if m.AnonMiB > 0 || m.FileMiB > 0 {
-		s = fmt.Sprintf("RssAnon %.0f MiB, RssFile %.0f MiB (the binary's pages touched), RssShmem %.0f MiB", m.AnonMiB, m.FileMiB, m.ShmemMiB)
+		s = fmt.Sprintf("RssAnon %.0f MiB, RssFile %.0f MiB%s (clean pages of files mapped, shared with the page cache), RssShmem %.0f MiB",
+			m.AnonMiB, m.FileMiB, largestFiles(m.FilesMiB), m.ShmemMiB)
 	}
 	if m.Go != nil {
 		if s != "" {
@@ -185,4 +198,20 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// largestFiles names the files of RssFile from the largest, those of
+// 1 MiB or more: " (inplace 80 MiB)".
+func largestFiles(files map[string]float64) string {
+	names := slices.SortedFunc(maps.Keys(files), func(a, b string) int { return cmp.Compare(files[b], files[a]) })
+	var parts []string
+	for _, n := range names {
+		if files[n] >= 1 {
+			parts = append(parts, fmt.Sprintf("%s %.0f MiB", n, files[n]))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(parts, ", ")
 }

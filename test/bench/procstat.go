@@ -89,6 +89,38 @@ func parseStatusMemory(b []byte) (memory, error) {
 	return m, nil
 }
 
+// fileRSS is the resident memory of each file a process maps, in bytes,
+// from /proc/<pid>/smaps (the binary's text and read-only data, the
+// libraries): what its RssFile is made of.
+func fileRSS(pid int) (map[string]int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
+	if err != nil {
+		return nil, err
+	}
+	return parseSmapsFiles(b), nil
+}
+
+func parseSmapsFiles(b []byte) map[string]int64 {
+	out := map[string]int64{}
+	path := ""
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		switch {
+		case len(f) >= 5 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":"):
+			path = "" // a mapping's header: range perms offset dev inode [path]
+			if len(f) >= 6 && f[4] != "0" {
+				path = f[5]
+			}
+		case len(f) == 3 && f[0] == "Rss:" && path != "":
+			if n, err := strconv.ParseInt(f[1], 10, 64); err == nil && n > 0 {
+				out[path] += n << 10
+			}
+		}
+	}
+	return out
+}
+
 // loadAverage is the 1, 5 and 15 minute load averages.
 func loadAverage() [3]float64 {
 	var l [3]float64

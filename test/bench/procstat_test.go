@@ -36,3 +36,21 @@ func TestParseStatusMemory(t *testing.T) {
 		t.Errorf("memoryOf(self) = %+v, %v", m, err)
 	}
 }
+
+func TestParseSmapsFiles(t *testing.T) {
+	smaps := []byte(`00400000-02000000 r-xp 00000000 08:01 1234 /bin/inplace
+Size:              28672 kB
+Rss:               20480 kB
+02000000-04000000 r--p 01c00000 08:01 1234 /bin/inplace
+Rss:               10240 kB
+04000000-04100000 rw-p 00000000 00:00 0
+Rss:                4096 kB
+7f0000000000-7f0000100000 r-xp 00000000 08:01 99 /usr/lib/libc.so.6
+Rss:                 512 kB
+`)
+	got := parseSmapsFiles(smaps)
+	want := map[string]int64{"/bin/inplace": 30 << 20, "/usr/lib/libc.so.6": 512 << 10}
+	if len(got) != len(want) || got["/bin/inplace"] != want["/bin/inplace"] || got["/usr/lib/libc.so.6"] != want["/usr/lib/libc.so.6"] {
+		t.Errorf("parseSmapsFiles = %v; want %v (anonymous mappings left out)", got, want)
+	}
+}

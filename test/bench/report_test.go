@@ -93,11 +93,11 @@ func TestTargets(t *testing.T) {
 
 func TestMemoryTargetMissed(t *testing.T) {
 	r := &report{Memory: []memoryResult{{Pods: 1000, RSSMiB: 80, HWMMiB: 80},
-		{Pods: 10000, RSSMiB: 177, HWMMiB: 180, AnonMiB: 150, FileMiB: 27, Go: &goMemory{HeapInUseMiB: 120, HeapIdleMiB: 20, StackMiB: 3, HeapObjects: 900000}}}}
+		{Pods: 10000, RSSMiB: 177, HWMMiB: 180, AnonMiB: 150, FileMiB: 27, FilesMiB: map[string]float64{"inplace": 26, "libc.so.6": 0.8}, Go: &goMemory{HeapInUseMiB: 120, HeapIdleMiB: 20, StackMiB: 3, HeapObjects: 900000}}}}
 	r.Targets = r.targets()
 	x := targetNamed(t, r.Targets, "RSS")
 	if met(x) != "missed" || x.Got != "80 MiB at 1000 pods (peak 80); 177 MiB at 10000 pods (peak 180)" ||
-		!strings.Contains(x.Where, "RssAnon 150 MiB, RssFile 27 MiB") || !strings.Contains(x.Where, "Go heap in use 120 MiB") {
+		!strings.Contains(x.Where, "RssAnon 150 MiB, RssFile 27 MiB: inplace 26 MiB (clean") || !strings.Contains(x.Where, "Go heap in use 120 MiB") {
 		t.Errorf("RSS 177 MiB at 10,000 pods: %s, %q, where %q", met(x), x.Got, x.Where)
 	}
 	var out bytes.Buffer
