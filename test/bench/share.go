@@ -20,10 +20,17 @@ import (
 // it answered "not yet" or failed (each one a redelivery), and the CPU
 // time the process used.
 type replicaShare struct {
-	Replica    int                `json:"replica"`
-	Received   map[string]float64 `json:"received"`
-	Later      map[string]float64 `json:"later,omitempty"`
-	Retried    map[string]float64 `json:"retried,omitempty"`
+	Replica  int                `json:"replica"`
+	Received map[string]float64 `json:"received"`
+	Later    map[string]float64 `json:"later,omitempty"`
+	Retried  map[string]float64 `json:"retried,omitempty"`
+	// Delivered are the inputs by event type (every function's),
+	// Published the outputs by type (the functions' and the pod
+	// watcher's), Duplicates the outputs the stream dropped as an event it
+	// had.
+	Delivered  map[string]float64 `json:"delivered,omitempty"`
+	Published  map[string]float64 `json:"published,omitempty"`
+	Duplicates map[string]float64 `json:"duplicates,omitempty"`
 	CPUSeconds float64            `json:"cpuSeconds"`
 	// Conflicts are the rollout record's writes that lost the
 	// compare-and-swap to another replica and were made again.
@@ -51,7 +58,8 @@ func sharesSince(before, after []replicaShare) []replicaShare {
 		}
 		b := before[i]
 		out = append(out, replicaShare{Replica: i, Received: minus(a.Received, b.Received), Later: minus(a.Later, b.Later),
-			Retried: minus(a.Retried, b.Retried), CPUSeconds: a.CPUSeconds - b.CPUSeconds, Conflicts: a.Conflicts - b.Conflicts})
+			Retried: minus(a.Retried, b.Retried), Delivered: minus(a.Delivered, b.Delivered), Published: minus(a.Published, b.Published),
+			Duplicates: minus(a.Duplicates, b.Duplicates), CPUSeconds: a.CPUSeconds - b.CPUSeconds, Conflicts: a.Conflicts - b.Conflicts})
 	}
 	return out
 }
@@ -69,7 +77,7 @@ func minus(a, b map[string]float64) map[string]float64 {
 }
 
 func scrapeShare(ctx context.Context, i int, url string) replicaShare {
-	s := replicaShare{Replica: i, Received: map[string]float64{}, Later: map[string]float64{}, Retried: map[string]float64{}}
+	s := newShare(i)
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -87,6 +95,11 @@ func scrapeShare(ctx context.Context, i int, url string) replicaShare {
 		s.Error = fmt.Sprintf("%s: %v", url, err)
 	}
 	return s
+}
+
+func newShare(i int) replicaShare {
+	return replicaShare{Replica: i, Received: map[string]float64{}, Later: map[string]float64{}, Retried: map[string]float64{},
+		Delivered: map[string]float64{}, Published: map[string]float64{}, Duplicates: map[string]float64{}}
 }
 
 var sampleLine = regexp.MustCompile(`^([a-z_]+)(?:\{([^}]*)\})? (\S+)$`)
@@ -112,6 +125,11 @@ func (s *replicaShare) parse(r io.Reader) error {
 		switch m[1] {
 		case "inplace_events_received_total":
 			s.Received[labels["function"]] += v
+			s.Delivered[labels["type"]] += v
+		case "inplace_events_published_total", "inplace_pod_watcher_published_total":
+			s.Published[labels["type"]] += v
+		case "inplace_events_duplicate_total", "inplace_pod_watcher_duplicate_total":
+			s.Duplicates[labels["type"]] += v
 		case "inplace_events_settled_total":
 			switch labels["outcome"] {
 			case "later":
@@ -144,4 +162,41 @@ func (s replicaShare) String() string {
 	}
 	return fmt.Sprintf("#%d: CPU %.1f s; record writes that lost the compare-and-swap %.0f; inputs: %s",
 		s.Replica, s.CPUSeconds, s.Conflicts, strings.Join(parts, ", "))
+}
+
+// messagesPerPod is the bus traffic of a run per upgraded pod, every
+// replica's together, by event type: the deliveries to functions (each
+// redelivery one more) and the publishes, with those the stream dropped as
+// duplicates of an event it had.
+func messagesPerPod(shares []replicaShare, pods int) string {
+	in, out, dup := map[string]float64{}, map[string]float64{}, map[string]float64{}
+	for _, s := range shares {
+		for k, v := range s.Delivered {
+			in[k] += v
+		}
+		for k, v := range s.Published {
+			out[k] += v
+		}
+		for k, v := range s.Duplicates {
+			dup[k] += v
+		}
+	}
+	types := map[string]bool{}
+	for _, m := range []map[string]float64{in, out} {
+		for k := range m {
+			types[k] = true
+		}
+	}
+	n := float64(max(pods, 1))
+	var parts []string
+	var allIn, allOut float64
+	for _, t := range slices.Sorted(maps.Keys(types)) {
+		p := fmt.Sprintf("%s in %.2f, out %.2f", t, in[t]/n, out[t]/n)
+		if dup[t] > 0 {
+			p += fmt.Sprintf(" (%.2f duplicates)", dup[t]/n)
+		}
+		parts = append(parts, p)
+		allIn, allOut = allIn+in[t], allOut+out[t]
+	}
+	return fmt.Sprintf("%.1f in, %.1f out: %s", allIn/n, allOut/n, strings.Join(parts, "; "))
 }

@@ -126,6 +126,9 @@ func (r *report) printScale(out io.Writer) {
 			for _, s := range t.Shares {
 				fmt.Fprintf(out, "    replica %s\n", s)
 			}
+			if len(t.Shares) > 0 {
+				fmt.Fprintf(out, "    bus messages per pod, every replica's: %s\n", messagesPerPod(t.Shares, t.Pods))
+			}
 			if t.Error != "" {
 				fmt.Fprintf(out, "  %d replica(s): %s\n", t.Replicas, t.Error)
 			}

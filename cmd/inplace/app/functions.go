@@ -306,7 +306,7 @@ func (a *App) buildFunctions(ctx context.Context, p *config.Process, l *links, l
 		}
 	}
 	if p.WatchPods {
-		w, err := watcher.New(a.Cache.PodInformer(), a.Kube, l.bus(busauth.PodWatcher), watcher.Options{Workers: max(2, p.Workers/2), Log: log.With("function", "pod-watcher")})
+		w, err := watcher.New(a.Cache.PodInformer(), a.Kube, watcherPublisher(l.bus(busauth.PodWatcher), a.registry), watcher.Options{Workers: max(2, p.Workers/2), Log: log.With("function", "pod-watcher")})
 		if err != nil {
 			return err
 		}

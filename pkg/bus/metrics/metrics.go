@@ -10,8 +10,11 @@ import "github.com/prometheus/client_golang/prometheus"
 type Metrics struct {
 	Received  *prometheus.CounterVec
 	Published *prometheus.CounterVec
-	Settled   *prometheus.CounterVec
-	Duration  *prometheus.HistogramVec
+	// Duplicates are the outputs the stream dropped as an event it had
+	// (an id seen within its dedup window): a repeated decision's cost.
+	Duplicates *prometheus.CounterVec
+	Settled    *prometheus.CounterVec
+	Duration   *prometheus.HistogramVec
 }
 
 // New creates the metrics and registers them on reg.
@@ -25,6 +28,10 @@ func New(reg prometheus.Registerer) *Metrics {
 			Namespace: "inplace", Name: "events_published_total",
 			Help: "Output events a function published, by event type.",
 		}, []string{"function", "type"}),
+		Duplicates: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "inplace", Name: "events_duplicate_total",
+			Help: "Output events the stream dropped as duplicates of one it had, by event type.",
+		}, []string{"function", "type"}),
 		Settled: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "inplace", Name: "events_settled_total",
 			Help: "How inputs were settled: ack, retry, later, dead-letter.",
@@ -35,7 +42,7 @@ func New(reg prometheus.Registerer) *Metrics {
 			Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"function"}),
 	}
-	reg.MustRegister(m.Received, m.Published, m.Settled, m.Duration)
+	reg.MustRegister(m.Received, m.Published, m.Duplicates, m.Settled, m.Duration)
 	return m
 }
 

@@ -71,11 +71,15 @@ func (r *Runner) invoke(ctx context.Context, f Function, msg jetstream.Msg) (e c
 // publish puts every output on the bus before the input is acked.
 func (r *Runner) publish(ctx context.Context, f Function, outs []cloudevents.Event) error {
 	for _, out := range outs {
-		if err := r.bus.Publish(ctx, out); err != nil {
+		dup, err := r.bus.PublishAck(ctx, out)
+		if err != nil {
 			return err
 		}
-		if r.opts.Metrics != nil {
-			r.opts.Metrics.Published.WithLabelValues(f.Name(), events.Short(out.Type())).Inc()
+		if m := r.opts.Metrics; m != nil {
+			m.Published.WithLabelValues(f.Name(), events.Short(out.Type())).Inc()
+			if dup {
+				m.Duplicates.WithLabelValues(f.Name(), events.Short(out.Type())).Inc()
+			}
 		}
 	}
 	return nil
