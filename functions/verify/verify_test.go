@@ -102,9 +102,12 @@ func TestVerifyRollsBack(t *testing.T) {
 			}
 			after := fntest.Get(t, fx.w, pod)
 			cs := fntest.ContainerStatus(after)
-			if after.Spec.Containers[0].Image != v1.Ref || cs.ImageID != v1.ImageID || !cs.Ready {
-				t.Errorf("after rollback: image %s imageID %s ready %v, want %s running and ready",
-					after.Spec.Containers[0].Image, cs.ImageID, cs.Ready, v1.Ref)
+			// The imageID the pod ran before: under -count its node may hold
+			// the v1 tag of an earlier run's push, which IfNotPresent runs.
+			ran := fntest.ContainerStatus(pod).ImageID
+			if after.Spec.Containers[0].Image != v1.Ref || cs.ImageID != ran || !cs.Ready {
+				t.Errorf("after rollback: image %s imageID %s ready %v, want %s (%s) running and ready",
+					after.Spec.Containers[0].Image, cs.ImageID, cs.Ready, v1.Ref, ran)
 			}
 			// The gate went True with the outcome; the kubelet then counts the pod Ready.
 			after = fntest.WaitPod(t, fx.w, pod, "Ready after the rollback", world.PodReady)
