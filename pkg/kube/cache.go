@@ -43,6 +43,7 @@ type Cache struct {
 	readerOnce sync.Once
 	reader     *Cached
 	changes    changes
+	orders     podOrders
 }
 
 // WithNodes adds an informer on nodes; call it before Start.

@@ -2,7 +2,6 @@ package kube
 
 import (
 	"fmt"
-	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -152,8 +151,7 @@ func (c *Cache) PodsOf(w events.ObjectRef) ([]*corev1.Pod, error) {
 			live = append(live, p)
 		}
 	}
-	sort.Slice(live, func(i, j int) bool { return live[i].Name < live[j].Name })
-	return live, nil
+	return c.orders.sorted(w.String(), live), nil
 }
 
 func ignoreNotFound(err error) error {
