@@ -177,8 +177,7 @@ func (f *Function) startOnce(ctx context.Context, in cloudevents.Event, push eve
 		default:
 			r.History[push.Name()] = rollout.Advance(r.History[push.Name()], push.ImagePushedData, cands)
 		}
-		controller.HoldPulling(view, r, cands, timeout, now)
-		planned = rollout.Plan(r, cands, in.ID(), false, now)
+		planned = rollout.Plan(r, controller.HoldPulling(view, r, cands, timeout, now), in.ID(), false, now)
 		rollout.Settle(r, in.ID(), now)
 		return json.Marshal(r)
 	})

@@ -119,10 +119,10 @@ func (ctl *Rollouts) replanChecked(ctx context.Context, in cloudevents.Event, re
 		phase, wave := r.Phase, r.Wave
 		change(r)
 		paused := t.Skip != ""
-		HoldPulling(view, r, cands, timeout, ctl.d.Now())
-		planned := rollout.Plan(r, rollout.StepCandidates(r, cands), in.ID(), paused, ctl.d.Now())
+		held := HoldPulling(view, r, cands, timeout, ctl.d.Now())
+		planned := rollout.Plan(r, rollout.StepCandidates(r, held), in.ID(), paused, ctl.d.Now())
 		rollout.Settle(r, in.ID(), ctl.d.Now())
-		planned = append(planned, rollout.SettleRequest(r, cands, in.ID(), ctl.d.Now())...)
+		planned = append(planned, rollout.SettleRequest(r, held, in.ID(), ctl.d.Now())...)
 		if ifPlans && r.Phase == phase && r.Wave == wave {
 			return nil, errNoChange
 		}

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -61,25 +62,55 @@ func (ctl *Rollouts) ViewPulls(cands []rollout.Candidate) (*PullView, error) {
 	return v, nil
 }
 
-// HoldPulling marks the candidates whose node is pulling their images (Held), so
-// that a pod is planned once its node has them and never holds a
-// max-unavailable slot while it waits for a pull under way. It is
-// re-derived from the cluster on every transition: the pre-pull pod's
-// end or removal (or the node's status.images) wakes the rollout (Wake),
-// and a node any pod of r was planned on holds the images already (or
-// failed to get them: pre-pull reports that on the planned pod).
-func HoldPulling(v *PullView, r *rollout.Rollout, cands []rollout.Candidate, timeout time.Duration, now time.Time) {
+// HoldPulling is cands with the candidates whose node is pulling their
+// images marked (Held), so that a pod is planned once its node has them
+// and never holds a max-unavailable slot while it waits for a pull under
+// way. It is re-derived from the cluster on every transition: the
+// pre-pull pod's end or removal (or the node's status.images) wakes the
+// rollout (Wake), and a node any pod of r was planned on holds the images
+// already (or failed to get them: pre-pull reports that on the planned
+// pod). cands is read only (the planner's memo shares it): the result is
+// cands itself when no mark changes, and a copy otherwise.
+func HoldPulling(v *PullView, r *rollout.Rollout, cands []rollout.Candidate, timeout time.Duration, now time.Time) []rollout.Candidate {
+	if v == nil || !r.Options.Prepull || r.Request() != nil {
+		return unheld(cands)
+	}
 	planned := map[string]bool{}
 	for _, p := range r.Pods {
 		if p.State != rollout.Pending && p.State != rollout.Current && p.UpgradeID == r.UpgradeID {
 			planned[p.Node] = true
 		}
 	}
+	var out []rollout.Candidate // nil while no mark changed
 	for i := range cands {
 		c := &cands[i]
-		c.Held = v != nil && r.Options.Prepull && r.Request() == nil && len(c.Containers) > 0 && c.Pod.Node != "" &&
-			!planned[c.Pod.Node] && v.pulling(c, timeout, now)
+		held := len(c.Containers) > 0 && c.Pod.Node != "" && !planned[c.Pod.Node] && v.pulling(c, timeout, now)
+		if held == c.Held {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(cands)
+		}
+		out[i].Held = held
 	}
+	if out == nil {
+		return cands
+	}
+	return out
+}
+
+// unheld is cands with no candidate Held: cands itself when none is, a
+// copy otherwise.
+func unheld(cands []rollout.Candidate) []rollout.Candidate {
+	i := slices.IndexFunc(cands, func(c rollout.Candidate) bool { return c.Held })
+	if i < 0 {
+		return cands
+	}
+	out := slices.Clone(cands)
+	for i := range out {
+		out[i].Held = false
+	}
+	return out
 }
 
 // pulling tells whether c's node is getting c's images: a pre-pull pod of

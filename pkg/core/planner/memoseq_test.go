@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/core/policy"
+	"github.com/inplace-dev/inplace/pkg/core/rollout"
 )
 
 // memoWorld is a workload's pods as a cache shows them over time: every
@@ -74,6 +76,7 @@ func TestMemoMatchesAFullReplanOverSequences(t *testing.T) {
 			}
 			var m Memo
 			upgradeID, pol := "u-1", "semver:minor"
+			var earlier, asGiven []rollout.Candidate // a result, and a copy of it as it was given
 			for i := range 200 {
 				switch w.rng.IntN(40) {
 				case 0:
@@ -87,6 +90,12 @@ func TestMemoMatchesAFullReplanOverSequences(t *testing.T) {
 				want := Candidates("Deployment", w.pods, push, pols[pol])
 				if d := cmp.Diff(want, got); d != "" {
 					t.Fatalf("step %d: memo vs full plan (-want +got):\n%s", i, d)
+				}
+				if d := cmp.Diff(asGiven, earlier); d != "" {
+					t.Fatalf("step %d: an earlier observation's result changed since it was given (-given +now):\n%s", i, d)
+				}
+				if i%3 == 0 {
+					earlier, asGiven = got, slices.Clone(got)
 				}
 				if n := len(m.by["Deployment/shop/web"].pods); n != len(w.pods) {
 					t.Fatalf("step %d: the memo keeps %d pods; want %d", i, n, len(w.pods))
