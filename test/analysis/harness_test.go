@@ -157,9 +157,19 @@ func canarySpec(bake string) string {
   "queries":[{"name":"error-ratio","query":%s,"comparison":"<","threshold":0.05}]}}]}`, bake, q)
 }
 
+// stopDelay is how long the app serves past SIGTERM: long enough for
+// kube-proxy to take the pod out of the Service. patch-pod patches a
+// pod as soon as its EndpointSlice shows it out (SIGTERM 0.1-0.9 s
+// after), and kube-proxy, which syncs its rules at most once a second,
+// often programs that removal about a second after the slice, the sync
+// before it having just added the previous pod back: a margin of
+// about a second with 2 s, which a stall of the machine used up once
+// in CI (6 requests refused, 2 timed out).
+const stopDelay = "3s"
+
 // deploy creates the Deployment web of 1.0.0 (replicas, the readiness
 // gate, max-unavailable 1, the analysis spec), its pods scraped by
-// Prometheus and serving 2 s past SIGTERM, a Service in front, and waits
+// Prometheus and serving 3 s past SIGTERM (stopDelay, below), a Service in front, and waits
 // until every pod is Ready. A child must run: its pod watcher opens the gates.
 func (e *env) deploy(replicas int32, spec string) {
 	e.t.Helper()
@@ -168,7 +178,7 @@ func (e *env) deploy(replicas int32, spec string) {
 	probe := &corev1.Probe{PeriodSeconds: 1, ProbeHandler: corev1.ProbeHandler{
 		HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt32(8080)}}}
 	c := corev1.Container{Name: "app", Image: img, ReadinessProbe: probe,
-		Env: []corev1.EnvVar{{Name: settings.AppPrefix + settings.StopDelayVar, Value: "2s"}}}
+		Env: []corev1.EnvVar{{Name: settings.AppPrefix + settings.StopDelayVar, Value: stopDelay}}}
 	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: e.ns, Annotations: map[string]string{
 			"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "1", "inplace.dev/analysis": spec}},
