@@ -3,6 +3,7 @@ package traffic
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -31,7 +33,6 @@ type Recorder struct {
 	client kubernetes.Interface
 	ns     string
 	sel    string
-	cancel context.CancelFunc
 
 	mu    sync.Mutex
 	lines []line
@@ -45,54 +46,60 @@ type line struct {
 }
 
 // Record watches the pods of namespace matching selector (a label
-// selector) and the namespace's EndpointSlices until ctx ends or Stop.
+// selector) and the namespace's EndpointSlices until ctx ends.
 func Record(ctx context.Context, client kubernetes.Interface, namespace, selector string) (*Recorder, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	r := &Recorder{client: client, ns: namespace, sel: selector, cancel: cancel, last: map[string]string{}}
+	match, err := labels.Parse(selector)
+	if err != nil {
+		return nil, fmt.Errorf("record %s: %w", namespace, err)
+	}
+	r := &Recorder{client: client, ns: namespace, sel: selector, last: map[string]string{}}
 	f := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace))
-	pods := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selector }))
-	on := func(fn func(any)) cache.ResourceEventHandlerFuncs {
-		return cache.ResourceEventHandlerFuncs{AddFunc: fn, UpdateFunc: func(_, o any) { fn(o) },
-			DeleteFunc: func(o any) {
-				if d, ok := o.(cache.DeletedFinalStateUnknown); ok {
-					o = d.Obj
-				}
-				if m, ok := o.(metav1.Object); ok {
-					r.note(fmt.Sprintf("%T %s", o, m.GetName()), "deleted")
-				}
-			}}
-	}
-	if _, err := pods.Core().V1().Pods().Informer().AddEventHandler(on(func(o any) {
-		if p, ok := o.(*corev1.Pod); ok {
-			r.note("pod "+p.Name, podSummary(p))
+	pods := r.recordInto(f.Core().V1().Pods().Informer(), func(o any) (string, string, bool) {
+		p, ok := o.(*corev1.Pod)
+		if !ok || !match.Matches(labels.Set(p.Labels)) {
+			return "", "", false
 		}
-	})); err != nil {
-		cancel()
-		return nil, err
-	}
-	if _, err := f.Discovery().V1().EndpointSlices().Informer().AddEventHandler(on(func(o any) {
-		if s, ok := o.(*discoveryv1.EndpointSlice); ok {
-			r.note("endpointslice "+s.Name, sliceSummary(s))
+		return "pod " + p.Name, podSummary(p), true
+	})
+	eps := r.recordInto(f.Discovery().V1().EndpointSlices().Informer(), func(o any) (string, string, bool) {
+		s, ok := o.(*discoveryv1.EndpointSlice)
+		if !ok {
+			return "", "", false
 		}
-	})); err != nil {
-		cancel()
-		return nil, err
+		return "endpointslice " + s.Name, sliceSummary(s), true
+	})
+	if err := errors.Join(pods, eps); err != nil {
+		return nil, fmt.Errorf("record %s: %w", namespace, err)
 	}
 	f.Start(ctx.Done())
-	pods.Start(ctx.Done())
 	f.WaitForCacheSync(ctx.Done())
-	pods.WaitForCacheSync(ctx.Done())
 	return r, nil
 }
 
-// Stop ends the watches; what was recorded stays.
-func (r *Recorder) Stop() { r.cancel() }
+// recordInto notes each object inf adds, updates or deletes, by the key
+// and summary describe gives it (ok false: not recorded).
+func (r *Recorder) recordInto(inf cache.SharedIndexInformer, describe func(any) (key, summary string, ok bool)) error {
+	note := func(o any) {
+		if key, summary, ok := describe(o); ok {
+			r.note(key, summary)
+		}
+	}
+	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: note, UpdateFunc: func(_, o any) { note(o) },
+		DeleteFunc: func(o any) {
+			if d, ok := o.(cache.DeletedFinalStateUnknown); ok {
+				o = d.Obj
+			}
+			if key, _, ok := describe(o); ok {
+				r.note(key, "deleted")
+			}
+		}})
+	return err
+}
 
 func (r *Recorder) note(key, summary string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.last[key] == summary {
+	if last, seen := r.last[key]; seen && last == summary {
 		return
 	}
 	r.last[key] = summary

@@ -74,3 +74,37 @@ func TestSummaries(t *testing.T) {
 		t.Errorf("sliceSummary (-want +got):\n%s", diff)
 	}
 }
+
+// Record notes the selected pods and the EndpointSlices under one key
+// each, a deletion under the same key, and leaves other pods out.
+func TestRecordNotesSelectedPods(t *testing.T) {
+	web := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-a", Namespace: "ns", Labels: map[string]string{"app": "web"}}}
+	other := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "db-a", Namespace: "ns", Labels: map[string]string{"app": "db"}}}
+	c := fake.NewClientset(web, other)
+	r, err := Record(t.Context(), c, "ns", "app=web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CoreV1().Pods("ns").Delete(t.Context(), "web-a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"pod web-a: ", "pod web-a: deleted"}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		r.mu.Lock()
+		var got []string
+		for _, l := range r.lines {
+			got = append(got, l.text)
+		}
+		r.mu.Unlock()
+		diff := cmp.Diff(want, got)
+		if diff == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("recorded (-want +got):\n%s", diff)
+		}
+	}
+	if _, err := Record(t.Context(), c, "ns", "app in (("); err == nil {
+		t.Error("Record of a bad selector: no error")
+	}
+}
