@@ -3,18 +3,22 @@ package controller
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
+	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 )
 
 // A write starts from a copy of the process's own last write of the key
 // when the key still holds it (no parse of the whole record), and from
 // the bytes otherwise (another replica wrote); never from the shared
-// record itself.
+// record itself: its pod entries are shared, and a change of one (through
+// the rollout package) leaves the shared record as it was.
 func TestAWriteStartsFromItsOwnLastWrite(t *testing.T) {
 	dec := &rollout.Decoded{}
 	f := New(Deps{Decoded: dec})
-	mine := &rollout.Rollout{UpgradeID: "u-1", Phase: rollout.Running, Pods: map[string]*rollout.Pod{"web-1": {Name: "web-1", State: rollout.InFlight}}}
+	mine := &rollout.Rollout{UpgradeID: "u-1", Phase: rollout.Running,
+		Pods: map[string]*rollout.Pod{"web-1": {Name: "web-1", UID: "uid-1", UpgradeID: "u-1", State: rollout.InFlight}}}
 	raw, err := json.Marshal(mine)
 	if err != nil {
 		t.Fatal(err)
@@ -24,12 +28,14 @@ func TestAWriteStartsFromItsOwnLastWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got == mine || got.Pods["web-1"] == mine.Pods["web-1"] {
+	if got == mine {
 		t.Fatal("the write got the shared record itself; want a copy")
 	}
-	got.Pods["web-1"].State = rollout.Succeeded
-	if mine.Pods["web-1"].State != rollout.InFlight {
-		t.Error("changing the copy changed the shared record")
+	o := events.OutcomeData{Plan: events.Plan{UpgradeID: "u-1", Pod: events.PodRef{Name: "web-1", UID: "uid-1"}}, Outcome: events.OutcomeSucceeded}
+	rollout.Record(got, events.UpgradeSucceeded, o, "in-1", time.Now())
+	if got.Pods["web-1"].State != rollout.Succeeded || mine.Pods["web-1"].State != rollout.InFlight {
+		t.Errorf("the outcome left the pod %s in the copy and %s in the shared record; want Succeeded and InFlight",
+			got.Pods["web-1"].State, mine.Pods["web-1"].State)
 	}
 	// The copy comes from the record, not from parsing the bytes: bytes no
 	// parser would take still give it.

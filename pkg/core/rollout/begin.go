@@ -48,8 +48,9 @@ func Resume(r *Rollout, now time.Time) bool {
 		return false
 	}
 	r.Phase, r.Reason, r.Message, r.HaltedBy = Running, "", "", ""
-	for _, p := range r.Pods {
+	for name, p := range r.Pods {
 		if p.State == Failed || p.State == RolledBack {
+			p = r.edit(name)
 			p.State, p.Reason = Pending, ""
 		}
 	}

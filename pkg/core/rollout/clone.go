@@ -1,19 +1,20 @@
 package rollout
 
 import (
+	"maps"
 	"reflect"
-	"slices"
 	"sync"
-
-	"github.com/inplace-dev/inplace/events"
 )
 
 // Clone returns a copy of r that shares nothing modifiable with it: a
 // writer changes the clone of a record shared read-only (Decoded) instead
-// of decoding the whole record again. It copies by reflection, so a field
-// added to the record is copied too; values whose unexported fields are
-// never changed through a pointer (time.Time, resource.Quantity) are
-// copied as values.
+// of decoding the whole record again. Its pod entries are the record's
+// own: a pod entry is never changed once it is in a record (edit puts a
+// changed copy in its place), so a clone costs the map of the pods, not
+// their copies, and what changed since is told by pointer (Encoder). The
+// rest is copied by reflection, so a field added to the record is copied
+// too; values whose unexported fields are never changed through a pointer
+// (time.Time, resource.Quantity) are copied as values.
 func (r *Rollout) Clone() *Rollout {
 	if r == nil {
 		return nil
@@ -21,33 +22,18 @@ func (r *Rollout) Clone() *Rollout {
 	shell := *r
 	shell.Pods = nil
 	c := deepCopy(reflect.ValueOf(&shell)).Interface().(*Rollout)
-	if r.Pods != nil {
-		c.Pods = make(map[string]*Pod, len(r.Pods))
-		for name, p := range r.Pods {
-			c.Pods[name] = p.clone()
-		}
-	}
+	c.Pods = maps.Clone(r.Pods)
 	return c
 }
 
-// clone is a copy of p that shares nothing modifiable with it, without
-// reflection (a record's pods are most of it): its only field that refers
-// to memory is Containers, whose Resources are copied by reflection.
-// TestCloneSharesNothing fails when a field added to Pod or ContainerPlan
-// would be shared.
-func (p *Pod) clone() *Pod {
-	if p == nil {
-		return nil
-	}
-	c := *p
-	if p.Containers != nil {
-		c.Containers = slices.Clone(p.Containers)
-		for i, cp := range c.Containers {
-			if cp.Resources != nil {
-				c.Containers[i].Resources = deepCopy(reflect.ValueOf(cp.Resources)).Interface().(*events.ResizeResources)
-			}
-		}
-	}
+// edit puts a copy of r's pod entry name (which must be there) in its
+// place and returns the copy for the caller to change: every change of a
+// pod goes through it, as the entry may be shared with the records it was
+// cloned from (Clone) and with the encoder's memory of it (Encoder).
+// TestEarlierRecordsNeverChange fails when a pod is changed in place.
+func (r *Rollout) edit(name string) *Pod {
+	c := *r.Pods[name]
+	r.Pods[name] = &c
 	return &c
 }
 

@@ -1,10 +1,18 @@
 package rollout
 
 import (
+	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/inplace-dev/inplace/events"
 )
 
 // fill sets every exported field reachable from v (a settable value) to
@@ -87,8 +95,9 @@ func shared(a, b reflect.Value, path string) []string {
 	return out
 }
 
-// A clone equals the record and shares nothing modifiable with it, every
-// field filled (so a field added later is covered too).
+// A clone equals the record and shares nothing modifiable with it but
+// its pod entries, which are changed only through edit, every field filled
+// (so a field added later is covered too).
 func TestCloneSharesNothing(t *testing.T) {
 	var r Rollout
 	fill(reflect.ValueOf(&r).Elem(), 0)
@@ -99,17 +108,98 @@ func TestCloneSharesNothing(t *testing.T) {
 	if !reflect.DeepEqual(&r, c) {
 		t.Fatalf("the clone differs from the record:\n%+v\n%+v", r, *c)
 	}
-	if s := shared(reflect.ValueOf(&r).Elem(), reflect.ValueOf(c).Elem(), "r"); len(s) > 0 {
+	s := shared(reflect.ValueOf(&r).Elem(), reflect.ValueOf(c).Elem(), "r")
+	s = slices.DeleteFunc(s, func(path string) bool { return strings.HasPrefix(path, "r.Pods[") && !strings.Contains(path, "].") })
+	if len(s) > 0 {
 		t.Errorf("the clone shares %v with the record", s)
 	}
-	for name, p := range c.Pods {
-		p.State, p.Containers[0].ToImage = "Changed", "changed"
-		if r.Pods[name].State == "Changed" || r.Pods[name].Containers[0].ToImage == "changed" {
-			t.Error("changing the clone's pod changed the record's")
+	for name := range c.Pods {
+		e := c.edit(name)
+		e.State = "Changed"
+		if c.Pods[name] != e || r.Pods[name].State == "Changed" {
+			t.Error("changing the clone's pod did not change the clone's alone")
 		}
 	}
 	var none *Rollout
 	if none.Clone() != nil {
 		t.Error("a nil record's clone is not nil")
+	}
+}
+
+// Along rollouts driven at random (pods planned, their outcomes, reminders,
+// pods gone and replaced, halts and resumes), each written as writeGroup
+// does (a clone of the last record written, changed, then encoded): every
+// encoding is json.Marshal's, and no record written earlier ever changes,
+// though its pod entries are shared with the records after it. A pod
+// changed in place instead of through edit fails here.
+func TestEarlierRecordsNeverChange(t *testing.T) {
+	for seed := range uint64(10) {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 3))
+			w := newWorld(30, 4)
+			r := Begin(nil, "u-1", wl, push, Options{Budget: 5}, t0)
+			var e Encoder
+			type written struct {
+				r   *Rollout
+				raw []byte
+			}
+			var history []written
+			now := t0
+			for step := 0; step < 300 && !r.Phase.Finished(); step++ {
+				r = r.Clone()
+				now = now.Add(time.Second)
+				in := fmt.Sprint("in-", step)
+				var flying []string
+				for name, p := range r.Pods {
+					if p.State == InFlight {
+						flying = append(flying, name)
+					}
+				}
+				slices.Sort(flying)
+				switch n := rng.IntN(20); {
+				case n == 0:
+					name := fmt.Sprintf("web-%02d", rng.IntN(30))
+					if c := w[name]; c != nil {
+						c.Pod.UID += "x" // replaced
+					}
+				case n == 1 && r.Phase == Halted:
+					Resume(r, now)
+				case n == 2 && len(flying) > 0:
+					p := r.Pods[flying[rng.IntN(len(flying))]]
+					Remind(r, p.Name, p.UID, p.UpgradeID, p.PlannedAt, p.Reminded, now)
+				case len(flying) > 0:
+					name := flying[rng.IntN(len(flying))]
+					typ := []string{events.UpgradeSucceeded, events.UpgradeSucceeded, events.UpgradeFailed, events.UpgradeRolledBack}[rng.IntN(4)]
+					o := outcome(r, name)
+					if rng.IntN(10) == 0 {
+						typ, o.Reason = events.UpgradeFailed, "PodDeleted"
+					}
+					Record(r, typ, o, in, now)
+				}
+				Plan(r, w.cands(), in, false, now)
+				Settle(r, in, now)
+				raw, err := e.Encode("Deployment/shop/web", r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := json.Marshal(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := cmp.Diff(string(want), string(raw)); d != "" {
+					t.Fatalf("step %d: Encode differs from json.Marshal (-want +got):\n%s", step, d)
+				}
+				history = append(history, written{r, raw})
+			}
+			for i, h := range history {
+				got, err := json.Marshal(h.r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := cmp.Diff(string(h.raw), string(got)); d != "" {
+					t.Fatalf("the record written at step %d changed afterwards (-then +now):\n%s", i, d)
+				}
+			}
+		})
 	}
 }

@@ -12,16 +12,19 @@ import (
 // the bytes of each pod entry it encoded for the same key while the pod
 // is unchanged. A record holds every pod of its rollout and a write
 // changes a few of them: encoding it whole made every write O(pods) of
-// JSON encoding. What is reused is checked, not assumed: each pod is
-// compared with a copy of it as it was encoded (samePod). The zero value is ready; a nil
-// *Encoder encodes everything each time.
+// JSON encoding. A pod entry is never changed once in a record (Clone,
+// edit), so the entry encoded last time is the pod it was then: the same
+// pointer is the same pod, and another pointer (a changed pod, or a
+// record decoded again) is compared field by field (samePod). The zero
+// value is ready; a nil *Encoder encodes everything each time.
 type Encoder struct {
 	mu   sync.Mutex
 	keys map[string]*encodedPods
 }
 
-// encodedPod is one entry of a record's pods as last encoded: a copy of
-// the pod and its `"name":{...}` bytes.
+// encodedPod is one entry of a record's pods as last encoded: the pod
+// (never changed since: a changed pod is another entry) and its
+// `"name":{...}` bytes.
 type encodedPod struct {
 	was  *Pod
 	raw  []byte
@@ -119,8 +122,8 @@ func (k *encodedPods) sorted(pods map[string]*Pod) []string {
 // entry is `"name":` and p encoded, from the last encoding when p has not
 // changed since.
 func (k *encodedPods) entry(name string, p *Pod) ([]byte, error) {
-	if c := k.by[name]; c != nil && p != nil && samePod(c.was, p) {
-		c.seen = true
+	if c := k.by[name]; c != nil && p != nil && (c.was == p || samePod(c.was, p)) {
+		c.was, c.seen = p, true
 		return c.raw, nil
 	}
 	n, err := json.Marshal(name)
@@ -133,7 +136,7 @@ func (k *encodedPods) entry(name string, p *Pod) ([]byte, error) {
 	}
 	raw := append(append(n, ':'), v...)
 	if p != nil {
-		k.by[name] = &encodedPod{was: p.clone(), raw: raw, seen: true}
+		k.by[name] = &encodedPod{was: p, raw: raw, seen: true}
 	}
 	return raw, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -33,7 +34,8 @@ func encodesAsMarshal(t *testing.T, e *Encoder, key string, r *Rollout, when str
 
 // The encoding of a record is json.Marshal's, whatever its fields hold:
 // every field filled, names that JSON escapes, a nil pod, no pods, a
-// finished rollout, and a pod changed in place after it was encoded.
+// finished rollout, and a pod changed (a changed copy in its place, as
+// edit does) after it was encoded.
 func TestEncodeIsMarshalForEveryField(t *testing.T) {
 	var e Encoder
 	var r Rollout
@@ -50,8 +52,11 @@ func TestEncodeIsMarshalForEveryField(t *testing.T) {
 	r.Pods["<a&b>\u2028"] = deepCopy(reflect.ValueOf(p)).Interface().(*Pod)
 	r.Pods["nil"] = nil
 	encodesAsMarshal(t, &e, "k", &r, "escaped name, nil pod")
-	p.State, p.Containers[0].ToImage, p.PatchedAt = "Changed", "r/web:<2>", t0.Add(time.Hour)
-	encodesAsMarshal(t, &e, "k", &r, "a pod changed in place")
+	p = r.edit(name)
+	p.State, p.PatchedAt = "Changed", t0.Add(time.Hour)
+	p.Containers = slices.Clone(p.Containers)
+	p.Containers[0].ToImage = "r/web:<2>"
+	encodesAsMarshal(t, &e, "k", &r, "a pod changed")
 	delete(r.Pods, name)
 	encodesAsMarshal(t, &e, "k", &r, "a pod gone")
 	r.Pods = map[string]*Pod{}

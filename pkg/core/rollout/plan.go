@@ -124,17 +124,15 @@ func planNext(r *Rollout, cands []Candidate, inputID string, now time.Time) {
 			unavailable[c.Pod.Name] = true
 		}
 		room--
-		p := r.Pods[c.Pod.Name]
+		p := r.edit(c.Pod.Name)
 		p.State, p.UpgradeID, p.PlannedBy, p.PlannedAt = InFlight, r.UpgradeID, inputID, now
 		p.Attempts, p.Reminded, p.RemindedFor = p.Attempts+1, 0, time.Time{}
+		p.Wave = r.Wave + 1 // the wave these pods make
 		planned = append(planned, p)
 	}
 	if len(planned) > 0 {
 		r.ProgressAt = now
 		r.Wave++
-		for _, p := range planned {
-			p.Wave = r.Wave
-		}
 	}
 }
 

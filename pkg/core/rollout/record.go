@@ -16,6 +16,7 @@ func Record(r *Rollout, typ string, o events.OutcomeData, inputID string, now ti
 	if p == nil {
 		return
 	}
+	p = r.edit(o.Plan.Pod.Name)
 	r.UpdatedAt, r.ProgressAt = now, now
 	if p.UpgradeID != r.UpgradeID {
 		p.State, p.Reason, p.PlannedBy = Pending, "superseded by "+r.UpgradeID, ""

@@ -13,6 +13,7 @@ func Remind(r *Rollout, name, uid, upgradeID string, since time.Time, nudge int,
 	if p == nil || p.State != InFlight || p.UID != uid || p.UpgradeID != upgradeID || !Due(p, since, nudge) {
 		return false
 	}
+	p = r.edit(name)
 	p.Reminded, p.RemindedFor, p.Attempts = nudge+1, since, max(p.Attempts, 1)+1
 	r.UpdatedAt = now
 	return true

@@ -43,7 +43,7 @@ func TestRemind(t *testing.T) {
 			var got, want []step
 			for _, s := range tt.steps {
 				changed := Remind(r, p.Name, p.UID, "u-1", s.Since, s.Nudge, t0)
-				got = append(got, step{s.Since, s.Nudge, changed, p.Attempt()})
+				got = append(got, step{s.Since, s.Nudge, changed, r.Pods[p.Name].Attempt()})
 				want = append(want, s)
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
