@@ -1,6 +1,5 @@
-// Package verify is the verify function: pod.patched, pod.updated and
-// container.restarted in; upgrade.succeeded, upgrade.rolledback or
-// upgrade.failed out.
+// Package verify is the verify function: pod.patched and pod.updated in;
+// upgrade.succeeded, upgrade.rolledback or upgrade.failed out.
 //
 // It decides from the pod alone (a fresh GET; the inplace.dev/state
 // annotation holds the plan and what each container ran before): while the
@@ -29,8 +28,8 @@
 // nothing else would open it.
 //
 // pod.patched is the timer: while nothing is decided it answers "not yet"
-// and is delivered again. pod.updated and container.restarted only make
-// decisions sooner; for pods without an upgrade in flight they do nothing.
+// and is delivered again. pod.updated only makes decisions sooner; for
+// pods without an upgrade in flight it does nothing.
 // Every write is guarded by a test of the state annotation as read, so
 // concurrent deliveries cannot both act; outcome ids depend only on the
 // upgrade, the pod and the outcome (inplace.StepID), so every path to the

@@ -79,8 +79,8 @@ type Leases = bus.LeaseTaker
 // Function is the verify function.
 type Function struct {
 	d Deps
-	// pods is one decision at a time per pod: pod.patched, pod.updated
-	// and container.restarted for one pod arrive together, and each would
+	// pods is one decision at a time per pod: pod.patched and pod.updated
+	// for one pod arrive together, and each would
 	// otherwise read, decide and write the same step (all but one write
 	// failing their precondition).
 	pods keylock.Locks
@@ -115,9 +115,12 @@ func New(d Deps) *Function {
 // Name implements runner.Function.
 func (f *Function) Name() string { return Name }
 
-// Types implements runner.Function.
+// Types implements runner.Function. container.restarted is not among
+// them: the pod watcher publishes it only beside a pod.updated of the same
+// change (watcher.Changes), and verify decides from the pod, which that
+// pod.updated wakes it up for.
 func (f *Function) Types() []string {
-	return []string{events.PodPatched, events.PodUpdated, events.ContainerRestarted}
+	return []string{events.PodPatched, events.PodUpdated}
 }
 
 // Handle checks the pod named by e and takes the next step of its upgrade.
@@ -164,12 +167,6 @@ func (f *Function) stepFor(e cloudevents.Event) (*step, error) {
 		}
 		s.last, s.seenRV = &d.Pod, d.Pod.ResourceVersion
 		s.ref = events.PodRef{Namespace: d.Pod.Namespace, Name: d.Pod.Name, UID: string(d.Pod.UID)}
-	case events.ContainerRestarted:
-		d, err := events.As[events.ContainerRestartedData](e)
-		if err != nil {
-			return nil, err
-		}
-		s.ref = d.Pod
 	default:
 		return nil, nil
 	}

@@ -18,7 +18,7 @@ var Consumers = []bus.ConsumerSpec{
 		events.ContainerRestartRequested, events.ContainerResizeRequested}},
 	{Name: "pre-pull", Types: []string{events.UpgradePlanned}},
 	{Name: "patch-pod", Types: []string{events.ImagePrepulled}},
-	{Name: "verify", Types: []string{events.PodPatched, events.PodUpdated, events.ContainerRestarted}},
+	{Name: "verify", Types: []string{events.PodPatched, events.PodUpdated}},
 }
 
 // pinned names the functions whose consumer is pinned.

@@ -1,0 +1,110 @@
+package verify
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/core/inplace"
+)
+
+// These tests count what verify does per delivery for one pod whose
+// upgrade has landed (the kubelet restarted its container onto the target
+// and it is ready; no gate): a fake API server holds the pod, the guard
+// confirms its state.
+
+const (
+	digestV1 = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+	digestV2 = "sha256:2222222222222222222222222222222222222222222222222222222222222222"
+)
+
+// confirming is a guard that confirms every state as the record's.
+type confirming struct{}
+
+func (confirming) State(_ context.Context, _ *corev1.Pod, st *inplace.State) (*inplace.State, error) {
+	return st, nil
+}
+
+// landedPod is pod web, patched at t0 to v2 and restarted onto it, ready.
+func landedPod(t *testing.T) (*corev1.Pod, events.Plan) {
+	t.Helper()
+	to := "reg.local/web:v2@" + digestV2
+	st := inplace.State{UpgradeID: "up-1", Target: to, Phase: inplace.PhasePatched, PatchedAt: t0,
+		Owner:         events.ObjectRef{Kind: "Deployment", Namespace: "ns", Name: "web"},
+		VerifySeconds: 300,
+		Containers: []inplace.ContainerState{{Name: "app", PreviousImage: "reg.local/web:v1",
+			PreviousImageID: "reg.local/web@" + digestV1, PreviousContainerID: "containerd://a",
+			TargetImage: to, TargetDigest: digestV2}}}
+	raw, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-1", UID: "uid-1", ResourceVersion: "10",
+			Annotations: map[string]string{inplace.StateAnnotation: string(raw)}},
+		Spec: corev1.PodSpec{NodeName: "node-a", Containers: []corev1.Container{{Name: "app", Image: to}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{
+			Name: "app", Image: to, ImageID: "reg.local/web@" + digestV2, ContainerID: "containerd://b",
+			RestartCount: 1, Ready: true,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(t0.Add(2e9))}}}}},
+	}
+	return pod, inplace.PlanFromState(pod, &st)
+}
+
+// landed is verify over a fake API server holding the landed pod.
+func landed(t *testing.T) (*Function, *corev1.Pod, events.Plan) {
+	t.Helper()
+	pod, plan := landedPod(t)
+	f := New(Deps{Client: fake.NewClientset(pod), Guard: confirming{}, Clock: clocktesting.NewFakePassiveClock(t0.Add(10e9))})
+	return f, pod, plan
+}
+
+func event(t *testing.T, id, typ string, data any) cloudevents.Event {
+	t.Helper()
+	e, err := events.New(id, typ, events.Source("test"), "ns/web-1", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func podUpdated(t *testing.T, id string, pod *corev1.Pod) cloudevents.Event {
+	return event(t, id, events.PodUpdated, events.PodUpdatedData{Pod: *pod})
+}
+
+// outcomes are the types of outs.
+func outcomes(outs []cloudevents.Event) []string {
+	var got []string
+	for _, e := range outs {
+		got = append(got, e.Type())
+	}
+	return got
+}
+
+// The pod watcher publishes container.restarted only beside the
+// pod.updated of the same change, so verify neither takes it nor acts on
+// one delivered to it: the pod.updated reports the landing, once.
+func TestContainerRestartedIsNotAnInput(t *testing.T) {
+	f, pod, plan := landed(t)
+	for _, typ := range f.Types() {
+		if typ == events.ContainerRestarted {
+			t.Errorf("Types() = %v; want no %s", f.Types(), events.ContainerRestarted)
+		}
+	}
+	restarted := event(t, "restarted-1", events.ContainerRestarted, events.ContainerRestartedData{Pod: plan.Pod,
+		Container: "app", OldContainerID: "containerd://a", NewContainerID: "containerd://b", RestartCount: 1})
+	if outs, err := f.Handle(t.Context(), restarted); len(outs) != 0 || err != nil {
+		t.Errorf("container.restarted: %v, %v; want nothing", outcomes(outs), err)
+	}
+	outs, err := f.Handle(t.Context(), podUpdated(t, "updated-1", pod))
+	if err != nil || len(outs) != 1 || outs[0].Type() != events.UpgradeSucceeded {
+		t.Errorf("pod.updated: %v, %v; want one %s", outcomes(outs), err, events.UpgradeSucceeded)
+	}
+}
