@@ -166,7 +166,8 @@ func (s *step) write(ctx context.Context, pod *corev1.Pod, patch []byte, subreso
 	return nil
 }
 
-// outcome reports how the upgrade ended; st and pod may be nil.
+// outcome reports how the upgrade ended, unless this process has put that
+// outcome on the stream already; st and pod may be nil.
 func (s *step) outcome(plan events.Plan, st *inplace.State, pod *corev1.Pod, typ, outcome, reason, msg string) ([]cloudevents.Event, error) {
 	data := events.OutcomeData{Plan: plan, Outcome: outcome, Reason: reason, Message: msg,
 		FinishedAt: s.f.d.Clock.Now().UTC()}
@@ -180,8 +181,11 @@ func (s *step) outcome(plan events.Plan, st *inplace.State, pod *corev1.Pod, typ
 		data.Containers = inplace.Progress(pod, st, plan).Containers
 	}
 	out, err := inplace.StepEvent(s.in, plan, typ, events.Source(Name), data)
-	if err != nil {
+	switch {
+	case err != nil:
 		return nil, settle.Permanent(err)
+	case s.f.reported.has(out.ID()):
+		return nil, nil // on the stream already: this delivery is done
 	}
 	return []cloudevents.Event{out}, nil
 }

@@ -79,6 +79,10 @@ func podUpdated(t *testing.T, id string, pod *corev1.Pod) cloudevents.Event {
 	return event(t, id, events.PodUpdated, events.PodUpdatedData{Pod: *pod})
 }
 
+func podPatched(t *testing.T, plan events.Plan, rv string) cloudevents.Event {
+	return event(t, "patched-1", events.PodPatched, events.PatchedData{Plan: plan, ResourceVersion: rv, PatchedAt: t0})
+}
+
 // outcomes are the types of outs.
 func outcomes(outs []cloudevents.Event) []string {
 	var got []string
@@ -106,5 +110,45 @@ func TestContainerRestartedIsNotAnInput(t *testing.T) {
 	outs, err := f.Handle(t.Context(), podUpdated(t, "updated-1", pod))
 	if err != nil || len(outs) != 1 || outs[0].Type() != events.UpgradeSucceeded {
 		t.Errorf("pod.updated: %v, %v; want one %s", outcomes(outs), err, events.UpgradeSucceeded)
+	}
+}
+
+// The pod.updated that lands an upgrade reports it; the timer's next
+// delivery (pod.patched, delivered again until a decision) re-derives the
+// same end from the pod and the record. Once the runner has confirmed the
+// outcome on the stream, that delivery, and any other, settles without
+// it; unconfirmed (the publish failed), the timer reports it, under the
+// same id.
+func TestAnOutcomeOnTheStreamIsReportedOnce(t *testing.T) {
+	tests := []struct {
+		name      string
+		confirmed bool
+		want      int // outcomes the timer returns
+	}{
+		{"confirmed on the stream", true, 0},
+		{"publish failed", false, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, pod, plan := landed(t)
+			updated := podUpdated(t, "updated-1", pod)
+			first, err := f.Handle(t.Context(), updated)
+			if err != nil || len(first) != 1 || first[0].Type() != events.UpgradeSucceeded {
+				t.Fatalf("pod.updated: %v, %v; want one %s", outcomes(first), err, events.UpgradeSucceeded)
+			}
+			if tt.confirmed {
+				f.Published(updated, first)
+			}
+			outs, err := f.Handle(t.Context(), podPatched(t, plan, pod.ResourceVersion))
+			if err != nil || len(outs) != tt.want {
+				t.Fatalf("timer: %v, %v; want %d outcomes, settled", outcomes(outs), err, tt.want)
+			}
+			if tt.want > 0 && outs[0].ID() != first[0].ID() {
+				t.Errorf("timer's outcome id %s, want the pod.updated's %s", outs[0].ID(), first[0].ID())
+			}
+			if again, err := f.Handle(t.Context(), updated); err != nil || len(again) != tt.want {
+				t.Errorf("pod.updated again: %v, %v; want %d outcomes", outcomes(again), err, tt.want)
+			}
+		})
 	}
 }

@@ -33,5 +33,7 @@
 // Every write is guarded by a test of the state annotation as read, so
 // concurrent deliveries cannot both act; outcome ids depend only on the
 // upgrade, the pod and the outcome (inplace.StepID), so every path to the
-// same end emits one event.
+// same end emits one event; and once the runner has confirmed an outcome
+// on the stream (Published), a later delivery that arrives at the same end
+// settles without returning it again.
 package verify

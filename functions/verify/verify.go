@@ -84,6 +84,8 @@ type Function struct {
 	// otherwise read, decide and write the same step (all but one write
 	// failing their precondition).
 	pods keylock.Locks
+	// reported are the outcomes on the stream already.
+	reported reported
 }
 
 // New returns the function.
@@ -109,7 +111,7 @@ func New(d Deps) *Function {
 	if d.RollbackMin <= 0 {
 		d.RollbackMin = 2 * time.Minute
 	}
-	return &Function{d: d}
+	return &Function{d: d, reported: newReported()}
 }
 
 // Name implements runner.Function.

@@ -17,3 +17,13 @@ type Function interface {
 	// Handle processes one event. It must be idempotent.
 	Handle(ctx context.Context, e cloudevents.Event) ([]cloudevents.Event, error)
 }
+
+// Confirmed is an optional interface of a Function: Published hears of
+// the outputs of an input once every one of them is on the stream (each
+// publish acknowledged by JetStream), before the input is acked; nothing
+// when the handler failed or a publish did. A function may then skip
+// returning an output it knows to be on the stream already (the stream
+// would drop it as a duplicate anyway).
+type Confirmed interface {
+	Published(in cloudevents.Event, outs []cloudevents.Event)
+}

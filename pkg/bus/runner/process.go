@@ -35,6 +35,8 @@ func (r *Runner) process(ctx context.Context, f Function, msg jetstream.Msg) {
 	if kind == settle.Done {
 		if perr := r.publish(hctx, f, outs); perr != nil {
 			kind, err = settle.Retry, perr
+		} else if c, ok := f.(Confirmed); ok && len(outs) > 0 {
+			c.Published(e, outs)
 		}
 	}
 	r.settle(hctx, f, msg, md, e, kind, delay, err)
