@@ -73,6 +73,9 @@ func (m *Memo) Candidates(key, upgradeID, kind string, pods []*corev1.Pod, push 
 			}
 		}
 		out[i] = w.candidate(kind, pod, push, pol)
+		if same { // seen and rvs are the memo's own: changed in place
+			w.seen[i], w.rvs[i] = pod, pod.ResourceVersion
+		}
 	}
 	if out == nil && same {
 		return w.cands
@@ -80,10 +83,12 @@ func (m *Memo) Candidates(key, upgradeID, kind string, pods []*corev1.Pod, push 
 	if out == nil {
 		out = make([]rollout.Candidate, 0) // no pods
 	}
-	w.seen, w.cands = slices.Clone(pods), out
-	w.rvs = make([]string, len(pods))
-	for i, pod := range pods {
-		w.rvs[i] = pod.ResourceVersion
+	w.cands = out
+	if !same {
+		w.seen, w.rvs = slices.Clone(pods), make([]string, len(pods))
+		for i, pod := range pods {
+			w.rvs[i] = pod.ResourceVersion
+		}
 	}
 	if len(w.pods) > len(pods) {
 		w.forget(pods)

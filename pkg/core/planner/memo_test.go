@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,5 +70,31 @@ func TestPlansAreReusedWhileThePodIsUnchanged(t *testing.T) {
 	m.Candidates("Deployment/shop/web", "u-2", "Deployment", []*corev1.Pod{a2}, push, pol)
 	if n := len(m.by["Deployment/shop/web"].pods); n != 1 {
 		t.Errorf("the memo keeps %d pods after web-b left; want 1", n)
+	}
+}
+
+// An observation after one pod changed, then the same pods again: the
+// second returns the first's slice (the changed pod is remembered at its
+// place), and neither changes the slice an earlier observation returned.
+func TestMemoRemembersTheChangedPodAtItsPlace(t *testing.T) {
+	pol, err := policy.Parse("semver:minor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	push := events.UpgradeRequestData{ImagePushedData: events.ImagePushedData{Registry: "registry.example", Repository: "shop/web", Tag: "1.3.0"}}
+	var m Memo
+	pods := []*corev1.Pod{memoPodAt("web-a", "10", "registry.example/shop/web:1.2.0"), memoPodAt("web-b", "11", "registry.example/shop/web:1.2.0")}
+	first := m.Candidates("Deployment/shop/web", "u-1", "Deployment", pods, push, pol)
+	pods = []*corev1.Pod{pods[0], memoPodAt("web-b", "12", "registry.example/shop/web:1.3.0")}
+	second := m.Candidates("Deployment/shop/web", "u-1", "Deployment", pods, push, pol)
+	third := m.Candidates("Deployment/shop/web", "u-1", "Deployment", slices.Clone(pods), push, pol)
+	if len(second) != 2 || len(second[1].Containers) != 0 {
+		t.Fatalf("after web-b changed: %+v; want web-b with nothing to do", second)
+	}
+	if &third[0] != &second[0] {
+		t.Error("the same pods observed again gave a new slice; want the last observation's")
+	}
+	if len(first[1].Containers) != 1 {
+		t.Errorf("the first observation's web-b changed to %+v; want its plan as it was", first[1])
 	}
 }

@@ -56,29 +56,26 @@ func (e *Encoder) Encode(key string, r *Rollout) ([]byte, error) {
 	defer e.mu.Unlock()
 	kept := e.of(key, r)
 	names := kept.sorted(r.Pods)
-	size := len(head) + 2
-	entries := make([][]byte, len(names))
+	pods := len(`"pods":`)
+	// The last encoding's length is this one's but for what changed.
+	out := make([]byte, 0, max(kept.size, len(head))+len(head)/4)
+	out = append(out, head[:at+pods]...)
+	out = append(out, '{')
 	for i, name := range names {
 		raw, err := kept.entry(name, r.Pods[name])
 		if err != nil {
 			return nil, err
 		}
-		entries[i] = raw
-		size += len(raw) + 1
-	}
-	kept.sweep()
-	pods := len(`"pods":`)
-	out := make([]byte, 0, size)
-	out = append(out, head[:at+pods]...)
-	out = append(out, '{')
-	for i, raw := range entries {
 		if i > 0 {
 			out = append(out, ',')
 		}
 		out = append(out, raw...)
 	}
+	kept.sweep()
 	out = append(out, '}')
-	return append(out, head[at+pods+len("null"):]...), nil
+	out = append(out, head[at+pods+len("null"):]...)
+	kept.size = len(out)
+	return out, nil
 }
 
 // encodedPods are one key's pod entries by name, and the names of the
@@ -86,6 +83,7 @@ func (e *Encoder) Encode(key string, r *Rollout) ([]byte, error) {
 type encodedPods struct {
 	names []string
 	by    map[string]*encodedPod
+	size  int // the length of the last encoding
 }
 
 // of is key's entries; a finished rollout keeps none (its record is
