@@ -306,7 +306,16 @@ func (a *App) buildFunctions(ctx context.Context, p *config.Process, l *links, l
 		}
 	}
 	if p.WatchPods {
-		w, err := watcher.New(a.Cache.PodInformer(), a.Kube, watcherPublisher(l.bus(busauth.PodWatcher), a.registry), watcher.Options{Workers: max(2, p.Workers/2), Log: log.With("function", "pod-watcher")})
+		b := l.bus(busauth.PodWatcher)
+		leases, err := b.Leases(ctx)
+		if err != nil {
+			return err
+		}
+		wlog := log.With("function", "pod-watcher")
+		// One replica publishes each pod change: the others' copies would
+		// be dropped by the stream's dedup window, after their encoding.
+		leader := bus.Leader{Leases: leases, Name: busauth.PodWatcher, Hold: watcherHold, Log: wlog}
+		w, err := watcher.New(a.Cache.PodInformer(), a.Kube, watcherPublisher(b, a.registry), watcher.Options{Workers: max(2, p.Workers/2), Log: wlog, Leader: leader})
 		if err != nil {
 			return err
 		}
@@ -318,6 +327,11 @@ func (a *App) buildFunctions(ctx context.Context, p *config.Process, l *links, l
 	}
 	return nil
 }
+
+// watcherHold is how long the pod watcher's lease lasts unless renewed: a
+// killed leader's replacement starts publishing within it (plus a look,
+// watcherHold/3).
+const watcherHold = 10 * time.Second
 
 // poller asks the registries for the tags opted-in workloads could move
 // to, as the cluster shows them now.

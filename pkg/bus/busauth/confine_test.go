@@ -60,6 +60,9 @@ func (s server) setup(t *testing.T) {
 	if _, err := b.Failures(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := b.Leases(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // conn connects as identity id.
@@ -169,6 +172,8 @@ func confined(t *testing.T, s server) {
 				{"ack another's messages", "$JS.ACK." + cfg.Stream + "." + other + ".1.1.1.1.1.0", false},
 				{"dead-letter as another", cfg.DLQSubject(other), false},
 				{"count another's failures", "$KV." + cfg.FailuresBucket() + "." + other + ".7", false},
+				{"take its own lease", "$KV." + cfg.LeasesBucket() + "." + bus.LeaderKey(r.Name), r.Consumer || r.Leases},
+				{"take another's lease", "$KV." + cfg.LeasesBucket() + "." + bus.LeaderKey(other), false},
 				{"make a consumer on the stream", api + "CONSUMER.CREATE." + cfg.Stream + ".spy", false},
 				{"make an ephemeral consumer", api + "CONSUMER.CREATE." + cfg.Stream, false},
 				{"read the stream directly", api + "DIRECT.GET." + cfg.Stream, false},
@@ -330,5 +335,29 @@ func TestComputeSpecKeepsTheRecords(t *testing.T) {
 	defer cancel()
 	if _, err := f.Add(short, busauth.Verify, 7); err == nil {
 		t.Error("compute-spec counted a failure of verify's")
+	}
+}
+
+// TestThePodWatcherLeadsAsItself: as its own identity, the pod watcher
+// finds the lease bucket and takes its leader lease (one replica
+// publishes: bus.Leader).
+func TestThePodWatcherLeadsAsItself(t *testing.T) {
+	s := embedded(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	b, err := bus.Attach(ctx, s.conn(t, busauth.PodWatcher), s.cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	leases, err := b.Leases(ctx)
+	if err != nil {
+		t.Fatalf("the pod watcher finds the lease bucket: %v", err)
+	}
+	led := make(chan struct{})
+	go bus.Leader{Leases: leases, Name: busauth.PodWatcher}.Run(ctx, func(context.Context) { close(led); cancel() })
+	select {
+	case <-led:
+	case <-ctx.Done():
+		t.Fatal("the pod watcher never took its leader lease")
 	}
 }

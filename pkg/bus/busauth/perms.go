@@ -32,9 +32,12 @@ func Permissions(cfg bus.Config, r Role) Perms {
 			cfg.DLQSubject(c))
 		// its own failure counts only: direct gets name the key
 		pub(api+"STREAM.INFO.KV_"+f, api+"DIRECT.GET.KV_"+f+".$KV."+f+"."+c+".>", "$KV."+f+"."+c+".>")
-		// its own pod leases only (bus.Leases: one replica acts on a pod at a time)
-		l := cfg.LeasesBucket()
-		pub(api+"STREAM.INFO.KV_"+l, api+"DIRECT.GET.KV_"+l+".$KV."+l+"."+c+".>", "$KV."+l+"."+c+".>")
+	}
+	if r.Consumer || r.Leases {
+		// its own leases only (bus.Leases: one replica acts on a pod at a
+		// time; bus.Leader: one replica does a singleton's work)
+		l, n := cfg.LeasesBucket(), r.Name
+		pub(api+"STREAM.INFO.KV_"+l, api+"DIRECT.GET.KV_"+l+".$KV."+l+"."+n+".>", "$KV."+l+"."+n+".>")
 	}
 	pub(r.Subjects...)
 	switch r.Rollouts {

@@ -45,6 +45,9 @@ type Role struct {
 	// Consumer: it pulls from the durable consumer of its own name, acks
 	// its messages, dead-letters them and counts their failures.
 	Consumer bool
+	// Leases: it takes leases under its own name (bus.Leases, bus.Leader);
+	// a Consumer does too.
+	Leases bool
 	// Publishes are the event types it may publish.
 	Publishes []string
 	// Rollouts is its access to the rollout records.
@@ -82,7 +85,8 @@ func Roles() []Role {
 		{Name: Poller, Publishes: []string{events.ImagePushed}},
 		{Name: Approver, Rollouts: List, Publishes: []string{events.UpgradeApproved, events.UpgradeRejected}},
 		{Name: FleetHub, Consumer: true, Subjects: FleetSubjects()},
-		{Name: PodWatcher, Publishes: []string{events.PodUpdated, events.ContainerRestarted}},
+		// one replica's pod watcher publishes, the lease holder's (bus.Leader)
+		{Name: PodWatcher, Leases: true, Publishes: []string{events.PodUpdated, events.ContainerRestarted}},
 		{Name: Operator, All: true},
 	}
 }

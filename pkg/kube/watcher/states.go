@@ -53,3 +53,10 @@ func (s *states) forget(uid types.UID) {
 	delete(s.m, uid)
 	s.mu.Unlock()
 }
+
+// clear drops all that is kept.
+func (s *states) clear() {
+	s.mu.Lock()
+	clear(s.m)
+	s.mu.Unlock()
+}

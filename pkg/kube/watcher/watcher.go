@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
@@ -29,6 +30,17 @@ type Options struct {
 	Workers int
 	Log     *slog.Logger
 	Clock   clock.PassiveClock
+	// Leader, when set, has this replica publish and open gates only
+	// while it leads (bus.Leader: while it holds the watcher's lease), so
+	// that of several replicas one does the work; nil: always.
+	Leader Elector
+}
+
+// Elector runs lead each time this replica becomes the leader, with a
+// context that ends when it no longer is, and returns when ctx ends;
+// bus.Leader is one.
+type Elector interface {
+	Run(ctx context.Context, lead func(context.Context))
 }
 
 // item is one unit of work: an event to publish (by queueKey) or a pod
@@ -45,6 +57,9 @@ type Watcher struct {
 	pub    Publisher
 	opts   Options
 	queue  workqueue.TypedRateLimitingInterface[item]
+	// leading: this replica publishes; changes seen otherwise are
+	// dropped (the leader has them).
+	leading atomic.Bool
 
 	mu      sync.Mutex
 	pending map[string]*pendingEvent // by queueKey, until published
@@ -75,10 +90,12 @@ func New(pods cache.SharedIndexInformer, client kubernetes.Interface, pub Publis
 	if err != nil {
 		return nil, fmt.Errorf("pod watcher: %w", err)
 	}
+	w.leading.Store(opts.Leader == nil)
 	return w, nil
 }
 
-// Run works the queue until ctx ends.
+// Run works the queue until ctx ends (with a Leader, while this replica
+// leads).
 func (w *Watcher) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for range w.opts.Workers {
@@ -87,16 +104,39 @@ func (w *Watcher) Run(ctx context.Context) error {
 			}
 		})
 	}
+	if w.opts.Leader != nil {
+		w.opts.Leader.Run(ctx, w.lead)
+	}
 	<-ctx.Done()
 	w.queue.ShutDown()
 	wg.Wait()
 	return nil
 }
 
+// lead is the watcher's work while this replica leads: from every pod as
+// the informer has it now (each seen for the first time: what a leader
+// before may have published already has the same ids, which the stream's
+// dedup window drops), then each change, until ctx ends; then what waits
+// is dropped.
+func (w *Watcher) lead(ctx context.Context) {
+	w.leading.Store(true)
+	w.opts.Log.Info("pod watcher: leading")
+	for _, obj := range w.pods.GetStore().List() {
+		w.observe(nil, obj)
+	}
+	<-ctx.Done()
+	w.leading.Store(false)
+	w.mu.Lock()
+	clear(w.pending)
+	w.mu.Unlock()
+	w.states.clear()
+	w.opts.Log.Info("pod watcher: no longer leading")
+}
+
 // observe queues the events of one change and, if needed, the gate.
 func (w *Watcher) observe(oldObj, curObj any) {
 	cur, ok := curObj.(*corev1.Pod)
-	if !ok {
+	if !ok || !w.leading.Load() {
 		return
 	}
 	old, _ := oldObj.(*corev1.Pod)
@@ -118,7 +158,7 @@ func (w *Watcher) deleted(obj any) {
 		obj = t.Obj
 	}
 	pod, ok := obj.(*corev1.Pod)
-	if !ok {
+	if !ok || !w.leading.Load() {
 		return
 	}
 	w.states.forget(pod.UID)
@@ -185,9 +225,11 @@ func (w *Watcher) next(ctx context.Context) bool {
 	}
 	defer w.queue.Done(it)
 	var err error
-	if it.gate {
+	switch {
+	case !w.leading.Load(): // the leader has it
+	case it.gate:
 		err = w.openGate(ctx, it.key)
-	} else {
+	default:
 		err = w.publish(ctx, it.key)
 	}
 	if err != nil && ctx.Err() == nil {
