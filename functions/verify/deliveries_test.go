@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"encoding/json"
+	"sync/atomic"
 	"testing"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
+	"github.com/inplace-dev/inplace/pkg/kube"
 )
 
 // These tests count what verify does per delivery for one pod whose
@@ -150,5 +152,46 @@ func TestAnOutcomeOnTheStreamIsReportedOnce(t *testing.T) {
 				t.Errorf("pod.updated again: %v, %v; want %d outcomes", outcomes(again), err, tt.want)
 			}
 		})
+	}
+}
+
+// reads counts the pod reads of a kube.Reader.
+type reads struct {
+	kube.Reader
+	n atomic.Int32
+}
+
+func (r *reads) Pod(ctx context.Context, ns, name string) (*corev1.Pod, error) {
+	r.n.Add(1)
+	return r.Reader.Pod(ctx, ns, name)
+}
+
+// A burst of pod.updated for one pod is one decision: once a decision
+// has read the pod and found nothing to do (the container is not ready
+// yet), a pod.updated of that state or an older one is answered without
+// another; a newer state is looked at, and decided.
+func TestAPodsBurstOfUpdatesIsOneDecision(t *testing.T) {
+	ready, _ := landedPod(t)
+	pod := ready.DeepCopy()
+	pod.Status.ContainerStatuses[0].Ready = false
+	client := fake.NewClientset(pod)
+	r := &reads{Reader: kube.Live{Client: client}}
+	f := New(Deps{Client: client, Reader: r, Guard: confirming{}, Clock: clocktesting.NewFakePassiveClock(t0.Add(10e9))})
+
+	for i, id := range []string{"updated-10", "updated-10-again", "updated-10-third"} {
+		if outs, err := f.Handle(t.Context(), podUpdated(t, id, pod)); len(outs) != 0 || err != nil {
+			t.Fatalf("%s: %v, %v; want nothing to do yet", id, outcomes(outs), err)
+		}
+		if got := r.n.Load(); got != 1 {
+			t.Errorf("after %d deliveries of resourceVersion 10: %d reads of the pod; want 1", i+1, got)
+		}
+	}
+	ready.ResourceVersion = "11"
+	if _, err := client.CoreV1().Pods(ready.Namespace).Update(t.Context(), ready, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	outs, err := f.Handle(t.Context(), podUpdated(t, "updated-11", ready))
+	if err != nil || len(outs) != 1 || outs[0].Type() != events.UpgradeSucceeded || r.n.Load() == 1 {
+		t.Errorf("resourceVersion 11: %v, %v after %d reads; want one %s, the pod read again", outcomes(outs), err, r.n.Load(), events.UpgradeSucceeded)
 	}
 }

@@ -37,6 +37,8 @@ type step struct {
 	// for pod.patched, the watcher's copy for pod.updated): a cached copy
 	// older than that is read again from the API server.
 	seenRV string
+	// readRV is the resourceVersion of the pod the last attempt read.
+	readRV string
 	// confirmed is the state annotation the guard confirmed last, and
 	// asRecorded that state as the rollout record has it (its previous
 	// images the record's): what verify decides on and writes while the
@@ -54,6 +56,7 @@ type step struct {
 
 // attempt reads the pod and takes the next step of its upgrade.
 func (s *step) attempt(ctx context.Context) ([]cloudevents.Event, error) {
+	s.readRV = ""
 	pod, err := s.read(ctx)
 	switch {
 	case apierrors.IsNotFound(err):
@@ -66,6 +69,7 @@ func (s *step) attempt(ctx context.Context) ([]cloudevents.Event, error) {
 	if pod == nil {
 		return s.gone()
 	}
+	s.readRV = pod.ResourceVersion
 	st, err := inplace.ParseState(pod)
 	if err != nil {
 		return s.gone()

@@ -86,6 +86,8 @@ type Function struct {
 	pods keylock.Locks
 	// reported are the outcomes on the stream already.
 	reported reported
+	// looked are the pods' states pod.updated decisions have read.
+	looked looked
 }
 
 // New returns the function.
@@ -111,7 +113,7 @@ func New(d Deps) *Function {
 	if d.RollbackMin <= 0 {
 		d.RollbackMin = 2 * time.Minute
 	}
-	return &Function{d: d, reported: newReported()}
+	return &Function{d: d, reported: newReported(), looked: newLooked()}
 }
 
 // Name implements runner.Function.
@@ -138,9 +140,13 @@ func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudeven
 		return nil, err
 	}
 	defer release()
+	if f.looked.answered(s) {
+		return nil, nil
+	}
 	for range attempts {
 		outs, err := s.attempt(ctx)
 		if !errors.Is(err, errAgain) {
+			f.looked.note(s, len(outs), err)
 			return outs, err
 		}
 	}
