@@ -24,6 +24,7 @@ type options struct {
 	deployPods     int
 	stsPods        int
 	scalePods      int
+	scaleRounds    int // rounds of the scale run, each: every replica count, then the floor
 	replicas       []int
 	latencySamples int
 	memoryPods     []int
@@ -38,15 +39,15 @@ const allParts = "rollouts,real,scale,latency,memory"
 
 // sizes are the defaults of the size flags.
 type sizes struct {
-	deployPods, stsPods, scalePods, replicas, latencySamples, memoryPods, realPods string
+	deployPods, stsPods, scalePods, scaleRounds, replicas, latencySamples, memoryPods, realPods string
 }
 
 var (
 	// defaults are the sizes the targets are stated for.
-	defaults = sizes{deployPods: "12", stsPods: "4", scalePods: "1000", replicas: "1,3", latencySamples: "20", memoryPods: "1000,10000", realPods: "4"}
+	defaults = sizes{deployPods: "12", stsPods: "4", scalePods: "1000", scaleRounds: "3", replicas: "1,3", latencySamples: "20", memoryPods: "1000,10000", realPods: "4"}
 	// quickDefaults (BENCH_QUICK=1) are small enough to try a change in a
 	// few minutes; their figures are not comparable with the targets.
-	quickDefaults = sizes{deployPods: "4", stsPods: "2", scalePods: "100", replicas: "1", latencySamples: "5", memoryPods: "1000", realPods: "4"}
+	quickDefaults = sizes{deployPods: "4", stsPods: "2", scalePods: "100", scaleRounds: "1", replicas: "1", latencySamples: "5", memoryPods: "1000", realPods: "4"}
 )
 
 // quick reports BENCH_QUICK (or INPLACE_BENCH_QUICK) set to a true value.
@@ -77,6 +78,7 @@ func parseOptions(args []string) (options, error) {
 	deploy := fs.String("deploy-pods", env("deploy-pods", d.deployPods), "pods of each Deployment scenario (env INPLACE_BENCH_DEPLOY_PODS)")
 	sts := fs.String("sts-pods", env("sts-pods", d.stsPods), "pods of the StatefulSet scenario (env INPLACE_BENCH_STS_PODS)")
 	scale := fs.String("scale-pods", env("scale-pods", d.scalePods), "pods of the scale run (env INPLACE_BENCH_SCALE_PODS)")
+	rounds := fs.String("scale-rounds", env("scale-rounds", d.scaleRounds), "rounds of the scale run, each every replica count then the floor; the goals take the median (env INPLACE_BENCH_SCALE_ROUNDS)")
 	replicas := fs.String("replicas", env("replicas", d.replicas), "replicas per function in the scale runs (env INPLACE_BENCH_REPLICAS)")
 	samples := fs.String("latency-samples", env("latency-samples", d.latencySamples), "webhook → first patch samples (env INPLACE_BENCH_LATENCY_SAMPLES)")
 	realPods := fs.String("real-pods", env("real-pods", d.realPods), "pods of each real-node scenario (env INPLACE_BENCH_REAL_PODS)")
@@ -103,7 +105,7 @@ func parseOptions(args []string) (options, error) {
 	for _, f := range []struct {
 		name, v string
 		dst     *int
-	}{{"-deploy-pods", *deploy, &o.deployPods}, {"-sts-pods", *sts, &o.stsPods}, {"-scale-pods", *scale, &o.scalePods},
+	}{{"-deploy-pods", *deploy, &o.deployPods}, {"-sts-pods", *sts, &o.stsPods}, {"-scale-pods", *scale, &o.scalePods}, {"-scale-rounds", *rounds, &o.scaleRounds},
 		{"-latency-samples", *samples, &o.latencySamples}, {"-real-pods", *realPods, &o.realPods}} {
 		if *f.dst, err = strconv.Atoi(f.v); err != nil || *f.dst <= 0 {
 			return o, fmt.Errorf("%s: %q is not a positive number", f.name, f.v)

@@ -114,21 +114,40 @@ func (r *report) markdownTimelines(out io.Writer) {
 
 func (r *report) markdownScale(out io.Writer) {
 	if len(r.Throughput) > 0 {
-		fmt.Fprintln(out, "| scale run (max-unavailable 100%, zero kubelet delay) | pods | time | pods/s | inplace requests/pod | writes/pod: inplace |")
-		fmt.Fprintln(out, "|---|---|---|---|---|---|")
-		for _, t := range r.Throughput {
+		fmt.Fprintln(out, "| scale run (max-unavailable 100%, zero kubelet delay) | round | pods | time | pods/s | inplace requests/pod | writes/pod: inplace |")
+		fmt.Fprintln(out, "|---|---|---|---|---|---|---|")
+		round := func(n int) string {
+			if n == 0 {
+				return ""
+			}
+			return fmt.Sprint(n)
+		}
+		floors := r.scaleFloors()
+		floor := func(f rollout) {
+			if f.Error != "" {
+				fmt.Fprintf(out, "| floor (the kubelet alone) | %s | %d | failed: %s | | | |\n", round(f.Round), f.Pods, f.Error)
+				return
+			}
+			fmt.Fprintf(out, "| floor (the kubelet alone) | %s | %d | %.1f s | %.1f | | |\n", round(f.Round), f.Pods, f.Seconds, float64(f.Pods)/max(f.Seconds, 1e-9))
+		}
+		for i, t := range r.Throughput {
 			switch {
 			case t.Unavailable != "":
-				fmt.Fprintf(out, "| %d replicas per function | %d | not available: %s | | | |\n", t.Replicas, t.Pods, t.Unavailable)
+				fmt.Fprintf(out, "| %d replicas per function | | %d | not available: %s | | | |\n", t.Replicas, t.Pods, t.Unavailable)
 			case t.Error != "":
-				fmt.Fprintf(out, "| %d replica(s) per function | %d | failed: %s | | | |\n", t.Replicas, t.Pods, t.Error)
+				fmt.Fprintf(out, "| %d replica(s) per function | %s | %d | failed: %s | | | |\n", t.Replicas, round(t.Round), t.Pods, t.Error)
 			default:
-				fmt.Fprintf(out, "| %d replica(s) per function | %d | %.1f s | %.1f | %.1f | %s |\n", t.Replicas, t.Pods, t.Seconds, t.PodsPerSec,
+				fmt.Fprintf(out, "| %d replica(s) per function | %s | %d | %.1f s | %.1f | %.1f | %s |\n", t.Replicas, round(t.Round), t.Pods, t.Seconds, t.PodsPerSec,
 					t.RequestsPerPod, writes(t.WritesPerPod, t.FailedWritesPerPod, actorProject))
 			}
-		}
-		if f := r.Floor; f != nil && f.Error == "" {
-			fmt.Fprintf(out, "| floor (the kubelet alone) | %d | %.1f s | %.1f | | |\n", f.Pods, f.Seconds, float64(f.Pods)/max(f.Seconds, 1e-9))
+			// A round's floor follows its last run.
+			if next := i + 1; next == len(r.Throughput) || r.Throughput[next].Round != t.Round {
+				for _, f := range floors {
+					if f.Round == t.Round {
+						floor(f)
+					}
+				}
+			}
 		}
 		fmt.Fprintln(out)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -152,5 +153,18 @@ func TestNewVersionIsFresh(t *testing.T) {
 	d, err := newVersion(ctx, reg, "d/app", versions[1], 0)
 	if err != nil || d != base {
 		t.Errorf("without freshMB: %s, %v; want the base image %s", d, err, base)
+	}
+}
+
+func TestScaleRoundsFlag(t *testing.T) {
+	o, err := parseOptions([]string{"-scale-rounds", "2"})
+	if err != nil || o.scaleRounds != 2 {
+		t.Fatalf("-scale-rounds 2: %d, %v", o.scaleRounds, err)
+	}
+	if o, err := parseOptions(nil); err != nil || o.scaleRounds != 3 {
+		t.Fatalf("the default rounds: %d, %v; want 3", o.scaleRounds, err)
+	}
+	if _, err := parseOptions([]string{"-scale-rounds", "0"}); err == nil || !strings.Contains(err.Error(), "-scale-rounds") {
+		t.Fatalf("-scale-rounds 0: %v; want an error naming the flag", err)
 	}
 }

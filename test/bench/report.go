@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 )
@@ -11,21 +12,24 @@ import (
 // report is everything one benchmark run measured; it is printed as a
 // table and written as JSON.
 type report struct {
-	Command    string         `json:"command"`
-	Started    time.Time      `json:"started"`
-	Minutes    float64        `json:"minutes"`
-	Machine    machine        `json:"machine"`
-	Nodes      string         `json:"nodes"`
-	Profiles   []profile      `json:"profiles"`
-	Scenarios  []scenario     `json:"scenarios"`
-	Rollouts   []rollout      `json:"rollouts"`
-	Throughput []throughput   `json:"throughput"`
-	Floor      *rollout       `json:"throughputFloor,omitempty"`
-	Latency    *latency       `json:"webhookToFirstPatch,omitempty"`
-	Memory     []memoryResult `json:"memory"`
-	Targets    []target       `json:"targets"`
-	Sources    []string       `json:"sources"`
-	Errors     []string       `json:"errors,omitempty"`
+	Command    string       `json:"command"`
+	Started    time.Time    `json:"started"`
+	Minutes    float64      `json:"minutes"`
+	Machine    machine      `json:"machine"`
+	Nodes      string       `json:"nodes"`
+	Profiles   []profile    `json:"profiles"`
+	Scenarios  []scenario   `json:"scenarios"`
+	Rollouts   []rollout    `json:"rollouts"`
+	Throughput []throughput `json:"throughput"`
+	// Floors are the scale run's floors, one a round; Floor is the one
+	// floor of a report written before the scale run went in rounds.
+	Floors  []rollout      `json:"throughputFloors,omitempty"`
+	Floor   *rollout       `json:"throughputFloor,omitempty"`
+	Latency *latency       `json:"webhookToFirstPatch,omitempty"`
+	Memory  []memoryResult `json:"memory"`
+	Targets []target       `json:"targets"`
+	Sources []string       `json:"sources"`
+	Errors  []string       `json:"errors,omitempty"`
 	// RealNodes says what the real-node rows ran on; RealUnavailable why
 	// there are none.
 	RealNodes       string `json:"realNodes,omitempty"`
@@ -190,25 +194,106 @@ func podWrites(detail map[string]int) int {
 func (r *report) throughputTarget() target {
 	t := target{Name: "pods upgraded per second at 1,000 pods", Want: "≥ 100"}
 	var parts []string
-	for _, tp := range r.Throughput {
-		if tp.Unavailable != "" {
-			parts = append(parts, fmt.Sprintf("%d replica(s): not available (%s)", tp.Replicas, tp.Unavailable))
+	for _, n := range r.replicaCounts() {
+		var rates []float64
+		var last *throughput
+		failed := 0
+		for i, tp := range r.Throughput {
+			switch {
+			case tp.Replicas != n:
+			case tp.Unavailable != "":
+				parts = append(parts, fmt.Sprintf("%d replica(s): not available (%s)", tp.Replicas, tp.Unavailable))
+			case tp.Error != "":
+				failed++
+			default:
+				rates, last = append(rates, tp.PodsPerSec), &r.Throughput[i]
+			}
+		}
+		if failed > 0 {
+			parts = append(parts, fmt.Sprintf("%d replica(s): %d run(s) failed", n, failed))
+		}
+		if last == nil {
 			continue
 		}
-		if tp.Error != "" {
-			parts = append(parts, fmt.Sprintf("%d replica(s): failed", tp.Replicas))
-			continue
+		m := median(rates)
+		s := fmt.Sprintf("%.1f with %d replica(s) per function (%d pods)", m, n, last.Pods)
+		if len(rates) > 1 {
+			s = fmt.Sprintf("%.1f with %d replica(s) per function (%d pods; median of %s)", m, n, last.Pods, joinFloats(rates, "%.1f"))
 		}
-		parts = append(parts, fmt.Sprintf("%.1f with %d replica(s) per function (%d pods)", tp.PodsPerSec, tp.Replicas, tp.Pods))
-		if tp.Replicas == 1 {
-			t.Met = ptr(tp.PodsPerSec >= 100)
+		parts = append(parts, s)
+		if n == 1 {
+			t.Met = ptr(m >= 100)
 			if !*t.Met {
-				t.Where = whereTime(tp.Phases)
+				t.Where = whereTime(last.Phases)
 			}
 		}
 	}
 	t.Got = orNot(strings.Join(parts, "; "))
 	return t
+}
+
+// replicaCounts are the replica counts of the scale runs, in the order
+// first run.
+func (r *report) replicaCounts() []int {
+	var out []int
+	for _, tp := range r.Throughput {
+		if !slices.Contains(out, tp.Replicas) {
+			out = append(out, tp.Replicas)
+		}
+	}
+	return out
+}
+
+// scaleFloors are the scale run's floors, one a round (the one floor of an
+// older report as round 0).
+func (r *report) scaleFloors() []rollout {
+	if len(r.Floors) > 0 || r.Floor == nil {
+		return r.Floors
+	}
+	return []rollout{*r.Floor}
+}
+
+// scaleRound is a scale run and the floor of its round.
+type scaleRound struct {
+	run   throughput
+	floor rollout
+}
+
+// scaleRounds pairs each successful scale run with n replicas with the
+// successful floor of its round.
+func (r *report) scaleRounds(n int) []scaleRound {
+	var out []scaleRound
+	for _, tp := range r.Throughput {
+		if tp.Replicas != n || tp.Error != "" || tp.Unavailable != "" {
+			continue
+		}
+		for _, f := range r.scaleFloors() {
+			if f.Round == tp.Round && f.Error == "" && f.Seconds > 0 {
+				out = append(out, scaleRound{run: tp, floor: f})
+			}
+		}
+	}
+	return out
+}
+
+// median is the middle of xs (the mean of the two middle ones when even).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
+}
+
+func joinFloats(xs []float64, format string) string {
+	var parts []string
+	for _, x := range xs {
+		parts = append(parts, fmt.Sprintf(format, x))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (r *report) latencyTarget() target {
@@ -239,11 +324,22 @@ func (r *report) overheadTargets() []target {
 		}
 		out = append(out, t)
 	}
-	t := target{Name: "overhead over the kubelet's floor, scale run", Want: "< 5%", Got: "not measured"}
-	for _, tp := range r.Throughput {
-		if tp.Replicas == 1 && tp.Error == "" && r.Floor != nil && r.Floor.Error == "" {
-			o := tp.Seconds/r.Floor.Seconds - 1
-			t.Got, t.Met = fmt.Sprintf("%.1f%% (%.1fs over %.1fs)", 100*o, tp.Seconds, r.Floor.Seconds), ptr(o < 0.05)
+	// Issue 30 states the scale run's goal: under 25% over the floor.
+	t := target{Name: "overhead over the kubelet's floor, scale run (1 replica per function)", Want: "< 25%", Got: "not measured"}
+	var each []string
+	var ratios []float64
+	for _, rd := range r.scaleRounds(1) {
+		o := rd.run.Seconds/rd.floor.Seconds - 1
+		ratios = append(ratios, o)
+		each = append(each, fmt.Sprintf("%.1f%% (%.1fs over %.1fs)", 100*o, rd.run.Seconds, rd.floor.Seconds))
+	}
+	if len(ratios) > 0 {
+		m := median(ratios)
+		t.Got, t.Met = fmt.Sprintf("%.1f%%", 100*m), ptr(m < 0.25)
+		if len(ratios) > 1 {
+			t.Got = fmt.Sprintf("median %.1f%% over %d rounds: %s", 100*m, len(ratios), strings.Join(each, ", "))
+		} else {
+			t.Got = each[0]
 		}
 	}
 	return append(out, t)

@@ -16,8 +16,10 @@ type rollout struct {
 	Run            runKind `json:"run"`
 	Pods           int     `json:"pods"`
 	MaxUnavailable string  `json:"maxUnavailable"`
-	Seconds        float64 `json:"seconds"`
-	Clock          string  `json:"clock"`
+	// Round is the scale run's round (from 1) of a floor of the scale run.
+	Round   int     `json:"round,omitempty"`
+	Seconds float64 `json:"seconds"`
+	Clock   string  `json:"clock"`
 	// WritesPerPod are the API writes per upgraded pod by actor, in the
 	// run's namespace and inplace-system, from the audit log;
 	// FailedWritesPerPod those the API server refused.

@@ -8,7 +8,9 @@ import (
 // throughput is one rollout of many pods at once on a node that costs
 // nothing: what the project itself can do.
 type throughput struct {
-	Replicas   int     `json:"replicasPerFunction"`
+	Replicas int `json:"replicasPerFunction"`
+	// Round is the scale run's round (from 1) this run was part of.
+	Round      int     `json:"round,omitempty"`
 	Pods       int     `json:"pods"`
 	Seconds    float64 `json:"seconds"`
 	PodsPerSec float64 `json:"podsPerSecond"`
@@ -43,14 +45,14 @@ func throughputWorkload(ns, image string, n int) workload {
 
 // throughputRun pushes tag to the scale run's repository and measures the
 // rollout of every pod, webhook to rollout.completed.
-func (p *part) throughputRun(ctx context.Context, wl workload, repo, tag string, replicas int) throughput {
+func (p *part) throughputRun(ctx context.Context, wl workload, repo, tag string, freshMB int64, replicas int) throughput {
 	res := throughput{Replicas: replicas, Pods: int(wl.Replicas), Clock: "webhook received → rollout.completed"}
 	m := p.meter()
 	shares := p.project.shareMetrics(ctx)
 	profiled := p.project.profileReplicas(ctx, profilesDir(), 20*time.Second, p.log)
 	busy, total := machineTicks()
 	before, from := m.read(), time.Now()
-	took, phases, err := p.pushAndWait(ctx, wl, repo, tag, int(wl.Replicas), 0)
+	took, phases, err := p.pushAndWait(ctx, wl, repo, tag, int(wl.Replicas), freshMB)
 	res.MachineBusy = busySince(busy, total)
 	res.Shares = sharesSince(shares, p.project.shareMetrics(ctx))
 	profiled()
