@@ -25,7 +25,9 @@ const (
 	// object, from the pod watcher or Knative's ApiServerSource).
 	PodUpdated = "dev.inplace.pod.updated.v1"
 	// ContainerRestarted: a container of such a pod restarted (its old and
-	// new containerID, restartCount).
+	// new containerID, restartCount); always beside the pod.updated of the
+	// same change, which is what wakes verify: no function consumes it, it
+	// is there for history and tracing.
 	ContainerRestarted = "dev.inplace.container.restarted.v1"
 	// UpgradeSucceeded: the pod's step is done: it runs the target images
 	// (or the restart or resize a request asked), restarted as planned and
