@@ -167,7 +167,8 @@ func (s *step) write(ctx context.Context, pod *corev1.Pod, patch []byte, subreso
 }
 
 // outcome reports how the upgrade ended, unless this process has put that
-// outcome on the stream already; st and pod may be nil.
+// outcome on the stream already (or, for a pod.updated, is putting it
+// there: reported); st and pod may be nil.
 func (s *step) outcome(plan events.Plan, st *inplace.State, pod *corev1.Pod, typ, outcome, reason, msg string) ([]cloudevents.Event, error) {
 	data := events.OutcomeData{Plan: plan, Outcome: outcome, Reason: reason, Message: msg,
 		FinishedAt: s.f.d.Clock.Now().UTC()}
@@ -184,8 +185,9 @@ func (s *step) outcome(plan events.Plan, st *inplace.State, pod *corev1.Pod, typ
 	switch {
 	case err != nil:
 		return nil, settle.Permanent(err)
-	case s.f.reported.has(out.ID()):
-		return nil, nil // on the stream already: this delivery is done
+	case s.f.reported.skip(out.ID(), s):
+		return nil, nil // on the stream already, or on its way: this delivery is done
 	}
+	s.f.reported.returning(out.ID(), s)
 	return []cloudevents.Event{out}, nil
 }
