@@ -68,15 +68,7 @@ func waitLeader(t *testing.T, took chan string, within time.Duration) string {
 func TestLeaderOneAtATimeAndTakeOver(t *testing.T) {
 	s := bustest.Server(t)
 	connect := func(name string) (*bus.Bus, func()) {
-		nc, err := s.Connect(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		b, err := bus.Connect(t.Context(), nc, bustest.Config(), slog.New(slog.DiscardHandler))
-		if err != nil {
-			t.Fatal(err)
-		}
+		b, nc := bustest.Replica(t, s, name)
 		return b, nc.Close
 	}
 	var c leaders

@@ -36,7 +36,26 @@ func Server(t testing.TB) *embednats.Server {
 // Conn connects to s, closed at cleanup.
 func Conn(t testing.TB, s *embednats.Server) *nats.Conn {
 	t.Helper()
-	nc, err := s.Connect(t.Name())
+	return connAs(t, s, t.Name())
+}
+
+// Replica is a bus on s (Config()) on a connection of its own named name,
+// as one replica of a process has: closing the connection kills the
+// replica without a word (its leases left to expire). The connection is
+// closed at cleanup.
+func Replica(t testing.TB, s *embednats.Server, name string) (*bus.Bus, *nats.Conn) {
+	t.Helper()
+	nc := connAs(t, s, name)
+	b, err := bus.Connect(t.Context(), nc, Config(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, nc
+}
+
+func connAs(t testing.TB, s *embednats.Server, name string) *nats.Conn {
+	t.Helper()
+	nc, err := s.Connect(name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package watcher_test
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -35,15 +34,7 @@ type replica struct {
 // lease, as `inplace run` does.
 func startReplica(t *testing.T, s *embednats.Server, client kubernetes.Interface, ns, name string, hold time.Duration) *replica {
 	t.Helper()
-	nc, err := s.Connect(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	b, err := bus.Connect(t.Context(), nc, bustest.Config(), slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, nc := bustest.Replica(t, s, name)
 	leases, err := b.Leases(t.Context())
 	if err != nil {
 		t.Fatal(err)
