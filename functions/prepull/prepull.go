@@ -175,7 +175,7 @@ func (f *Function) handle(ctx context.Context, e cloudevents.Event, plan events.
 	case f.pulledOn(plan.Pod.Node, images, pullsAlways(plan)):
 		return f.prepulled(e, plan, 0, SkipPulled)
 	}
-	return f.start(ctx, e, plan, images, pods, cfg)
+	return f.start(ctx, e, plan, node.Status.NodeInfo.Architecture, images, pods, cfg)
 }
 
 // running reports whether the planned pod already runs every target
@@ -193,8 +193,9 @@ func (f *Function) running(ctx context.Context, plan events.Plan) (bool, error) 
 	return string(pod.UID) == plan.Pod.UID && runsTargets(pod, plan), nil
 }
 
-// start creates the pre-pull pod in a free slot of the node.
-func (f *Function) start(ctx context.Context, e cloudevents.Event, plan events.Plan, images []string,
+// start creates the pre-pull pod in a free slot of the node (of
+// architecture arch).
+func (f *Function) start(ctx context.Context, e cloudevents.Event, plan events.Plan, arch string, images []string,
 	pods []corev1.Pod, cfg config.Defaults) ([]cloudevents.Event, error) {
 	name, ok := freeSlot(pods, plan.Pod.Node, cfg.PrepullPerNode)
 	if !ok {
@@ -209,7 +210,10 @@ func (f *Function) start(ctx context.Context, e cloudevents.Event, plan events.P
 		}
 		return nil, settle.NotYet(f.d.Recheck, "node %s has %d pre-pulls under way", plan.Pod.Node, cfg.PrepullPerNode)
 	}
-	pod := podFor(cfg.PrepullNamespace, name, plan.Pod.Node, images, f.d.Clock.Now())
+	if err := f.ensureExitFor(ctx, cfg.PrepullNamespace, arch); err != nil {
+		return nil, fmt.Errorf("pre-pull %s: %w", plan.Pod, err)
+	}
+	pod := podFor(cfg.PrepullNamespace, name, plan.Pod.Node, arch, images, f.d.Clock.Now())
 	_, err := f.d.Client.CoreV1().Pods(cfg.PrepullNamespace).Create(ctx, pod, metav1.CreateOptions{FieldManager: "inplace-" + Name})
 	switch {
 	case apierrors.IsAlreadyExists(err):

@@ -64,22 +64,37 @@ func slotName(node string, i int) string {
 	return fmt.Sprintf("inplace-prepull-%s-%d", hashOf(node)[:12], i)
 }
 
-// podFor is the pre-pull pod of images on node in slot name.
-func podFor(namespace, name, node string, images []string, created time.Time) *corev1.Pod {
+// podFor is the pre-pull pod of images on node, of architecture arch (its
+// status.nodeInfo.architecture), in slot name. Each container runs the
+// exit program from its volume (exit.go), never a command of the image; on
+// an architecture it has no exit program for, /bin/true, and an image
+// without it fails to start after its pull (Evaluate counts it pulled).
+func podFor(namespace, name, node, arch string, images []string, created time.Time) *corev1.Pod {
 	tiny := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1m"), corev1.ResourceMemory: resource.MustParse("8Mi")}
 	// No CPU limit: the runtime starts the sandbox and each container
 	// inside the pod's cgroup (runc init runs there), so a CFS quota of a
 	// few millicores stretches each start to seconds (10m: a 5 s sandbox
 	// on a real node, and the kubelet reports the pull only after it).
-	// The containers run /bin/true: there is nothing for a limit to bound.
+	// The containers exit at once: there is nothing for a limit to bound.
 	limit := corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("16Mi")}
+	command, mounts, volumes := []string{"/bin/true"}, []corev1.VolumeMount(nil), []corev1.Volume(nil)
+	if _, ok := exitProgram(arch); ok {
+		command = []string{exitPath}
+		mounts = []corev1.VolumeMount{{Name: exitVolume, MountPath: exitMount, ReadOnly: true}}
+		volumes = []corev1.Volume{{Name: exitVolume, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: exitConfigMap(namespace).Name},
+			Items:                []corev1.KeyToPath{{Key: exitKey(arch), Path: "exit"}},
+			DefaultMode:          new(int32(0o555)),
+		}}}}
+	}
 	var containers []corev1.Container
 	for i, img := range images {
 		containers = append(containers, corev1.Container{
 			Name:            fmt.Sprintf("pull-%d", i),
 			Image:           img,
 			ImagePullPolicy: corev1.PullIfNotPresent,
-			Command:         []string{"/bin/true"},
+			Command:         command,
+			VolumeMounts:    mounts,
 			Resources:       corev1.ResourceRequirements{Requests: tiny, Limits: limit},
 			SecurityContext: restricted(),
 		})
@@ -98,6 +113,7 @@ func podFor(namespace, name, node string, images []string, created time.Time) *c
 			RestartPolicy:                 corev1.RestartPolicyNever,
 			Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 			Containers:                    containers,
+			Volumes:                       volumes,
 			AutomountServiceAccountToken:  new(false),
 			EnableServiceLinks:            new(false),
 			TerminationGracePeriodSeconds: &zero,

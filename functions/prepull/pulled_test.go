@@ -22,7 +22,7 @@ import (
 func TestAPullSeenDoneIsNotRepeated(t *testing.T) {
 	cfg := config.StandardDefaults()
 	images := []string{"r.example/shop/web:1.3.0@sha256:2222222222222222222222222222222222222222222222222222222222222222"}
-	done := podFor(cfg.PrepullNamespace, slotName("node-1", 0), "node-1", images, time.Now())
+	done := podFor(cfg.PrepullNamespace, slotName("node-1", 0), "node-1", "amd64", images, time.Now())
 	done.UID = "uid-pull-1"
 	done.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: done.Spec.Containers[0].Name, Image: images[0],
 		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0}}}}

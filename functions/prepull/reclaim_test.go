@@ -22,7 +22,7 @@ import (
 // slotPod is a pre-pull pod of image in slot i of node-1, created at, in
 // state.
 func slotPod(cfg config.Defaults, i int, image string, at time.Time, state corev1.ContainerState) *corev1.Pod {
-	p := podFor(cfg.PrepullNamespace, slotName("node-1", i), "node-1", []string{image}, at)
+	p := podFor(cfg.PrepullNamespace, slotName("node-1", i), "node-1", "amd64", []string{image}, at)
 	p.UID, p.CreationTimestamp = types.UID("uid-"+p.Name), metav1.NewTime(at)
 	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: p.Spec.Containers[0].Name, Image: image, State: state}}
 	return p

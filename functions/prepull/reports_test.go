@@ -27,7 +27,7 @@ func (r reports) Pulled(context.Context, *corev1.Pod) ([]corev1.Event, error) { 
 func TestAPullReportedByTheKubeletIsDone(t *testing.T) {
 	cfg := config.StandardDefaults()
 	image := "r.example/shop/web:1.3.0@sha256:2222222222222222222222222222222222222222222222222222222222222222"
-	pp := podFor(cfg.PrepullNamespace, slotName("node-1", 0), "node-1", []string{image}, time.Now())
+	pp := podFor(cfg.PrepullNamespace, slotName("node-1", 0), "node-1", "amd64", []string{image}, time.Now())
 	pp.UID, pp.CreationTimestamp = "uid-pull-1", metav1.Now()
 	pp.Status.Phase = corev1.PodPending
 	pp.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "pull-0", Image: image,

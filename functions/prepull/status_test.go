@@ -120,7 +120,7 @@ func TestPodFor(t *testing.T) {
 	if diff := cmp.Diff([]string{"r/a:1", "r/b:2"}, images); diff != "" {
 		t.Fatalf("targets (-want +got):\n%s", diff)
 	}
-	p := podFor("inplace-system", slotName("node-1", 0), "node-1", images, time.Now())
+	p := podFor("inplace-system", slotName("node-1", 0), "node-1", "amd64", images, time.Now())
 	var got []string
 	for _, c := range p.Spec.Containers {
 		got = append(got, c.Image+" "+string(c.ImagePullPolicy))
@@ -154,7 +154,7 @@ func TestPodFor(t *testing.T) {
 // 1.03 s since the plan read "pulled in 1.885s").
 func TestCreatedAtIsPrecise(t *testing.T) {
 	created := time.Date(2026, 5, 1, 10, 2, 11, 930_000_000, time.UTC)
-	p := podFor("inplace-system", slotName("node-1", 0), "node-1", []string{"r/a:1"}, created)
+	p := podFor("inplace-system", slotName("node-1", 0), "node-1", "amd64", []string{"r/a:1"}, created)
 	p.CreationTimestamp = metav1.NewTime(created.Truncate(time.Second))
 	if got := createdAt(p); !got.Equal(created) {
 		t.Errorf("createdAt = %s; want %s (the stamp, not the whole-second creationTimestamp)", got, created)

@@ -54,7 +54,12 @@ func (f *Function) Warm(ctx context.Context, key string, rev uint64, raw []byte)
 		if !ok {
 			continue
 		}
-		pod := podFor(cfg.PrepullNamespace, name, node, w.images, f.d.Clock.Now())
+		arch := n.Status.NodeInfo.Architecture
+		if err := f.ensureExitFor(ctx, cfg.PrepullNamespace, arch); err != nil {
+			f.d.Log.Warn("warm pre-pull", "node", node, "err", err)
+			continue
+		}
+		pod := podFor(cfg.PrepullNamespace, name, node, arch, w.images, f.d.Clock.Now())
 		pod.Labels[LabelUpgrade] = r.UpgradeID
 		_, err = f.d.Client.CoreV1().Pods(cfg.PrepullNamespace).Create(ctx, pod, metav1.CreateOptions{FieldManager: "inplace-" + Name})
 		switch {
