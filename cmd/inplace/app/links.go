@@ -85,8 +85,11 @@ func connect(ctx context.Context, p *config.Process, log *slog.Logger) (l *links
 		}
 		l.close, l.url = append(l.close, srv.Shutdown), srv.URL()
 		log.Info("embedded NATS started", "url", l.url, "data", p.NATSDataDir, "credentials", dir)
+		// In process, without TLS: nothing leaves the process. Other
+		// processes reach the server at l.url, over TLS when it has a
+		// certificate.
 		dial = func(id string, opts ...nats.Option) (*nats.Conn, error) {
-			return srv.Connect("inplace-"+id, append(clientTLS, opts...)...)
+			return srv.Connect("inplace-"+id, opts...)
 		}
 	} else {
 		l.url = p.NATSURL

@@ -24,7 +24,7 @@ import (
 
 // TestEmbeddedNATSOverTLS: with --nats-tls-cert/--nats-tls-key the embedded
 // server takes TLS connections only, from its identities only; the process
-// itself connects over TLS.
+// itself connects in process, where nothing is on the wire.
 func TestEmbeddedNATSOverTLS(t *testing.T) {
 	dir := t.TempDir()
 	cert, key := selfSigned(t, dir)
@@ -59,6 +59,9 @@ func TestEmbeddedNATSOverTLS(t *testing.T) {
 		t.Error("the server does not require TLS")
 	}
 	nc.Close()
+	if own := rr.Bus.JetStream().Conn(); own.ConnectedAddr() != "pipe" {
+		t.Errorf("the process is connected to its server at %s, want in process", own.ConnectedAddr())
+	}
 	cancel()
 	if err := rr.Wait(); err != nil {
 		t.Error(err)

@@ -23,10 +23,15 @@ type server struct {
 	url string
 	dir string
 	cfg bus.Config
+	// own, when set, is the embedded server, which conn reaches in
+	// process, as `inplace run` reaches its own; without it conn dials url
+	// over TCP, as another process does.
+	own *embednats.Server
 }
 
 // embedded starts the embedded server as `inplace run` does: identities
-// made in a fresh directory, the bus set up by the operator.
+// made in a fresh directory, the bus set up by the operator, connections
+// in process.
 func embedded(t *testing.T) server {
 	t.Helper()
 	dir, cfg := t.TempDir(), bus.DefaultConfig()
@@ -39,9 +44,15 @@ func embedded(t *testing.T) server {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Shutdown)
-	srv := server{url: s.URL(), dir: dir, cfg: cfg}
+	srv := server{url: s.URL(), dir: dir, cfg: cfg, own: s}
 	srv.setup(t)
 	return srv
+}
+
+// overTCP is s reached as another process reaches it.
+func (s server) overTCP() server {
+	s.own = nil
+	return s
 }
 
 // setup makes the stream, the consumers and the buckets as the operator.
@@ -73,11 +84,19 @@ func (s server) conn(t *testing.T, id string) *nats.Conn {
 		t.Fatal(err)
 	}
 	opts = append(opts, nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
-	nc, err := nats.Connect(s.url, opts...)
+	var nc *nats.Conn
+	if s.own != nil {
+		nc, err = s.own.Connect(id, opts...)
+	} else {
+		nc, err = nats.Connect(s.url, opts...)
+	}
 	if err != nil {
 		t.Fatalf("connect as %s: %v", id, err)
 	}
 	t.Cleanup(nc.Close)
+	if inProcess := nc.ConnectedAddr() == "pipe"; inProcess != (s.own != nil) {
+		t.Fatalf("connected as %s at %s; want in process: %v", id, nc.ConnectedAddr(), s.own != nil)
+	}
 	return nc
 }
 
@@ -131,9 +150,13 @@ func (c *client) refusedNow(what string) bool {
 // other event subject, another function's consumer, a consumer of its own
 // making on the stream (which would read every event), reading the stream
 // directly, another's failure counts, the rollout records (but for
-// compute-spec), another's inbox and the whole stream's subjects.
+// compute-spec), another's inbox and the whole stream's subjects; alike
+// in process (the process's own connections to its embedded server) and
+// over TCP (another process's).
 func TestEachIdentityIsConfined(t *testing.T) {
-	confined(t, embedded(t))
+	s := embedded(t)
+	t.Run("in-process", func(t *testing.T) { confined(t, s) })
+	t.Run("tcp", func(t *testing.T) { confined(t, s.overTCP()) })
 }
 
 func confined(t *testing.T, s server) {

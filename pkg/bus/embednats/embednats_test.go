@@ -84,7 +84,8 @@ func publish(t *testing.T, s *Server) {
 }
 
 // With Users, a client without a known nkey is turned away and a known
-// one may use only the subjects its permissions allow.
+// one may use only the subjects its permissions allow, alike in process
+// (Connect) and over TCP (another process).
 func TestUsersAuthenticateAndAreConfined(t *testing.T) {
 	kp, err := nkeys.CreateUser()
 	if err != nil {
@@ -94,22 +95,44 @@ func TestUsersAuthenticateAndAreConfined(t *testing.T) {
 	stranger, _ := nkeys.CreateUser()
 	strangerPub, _ := stranger.PublicKey()
 	s := start(t, Options{DataDir: t.TempDir(), Port: -1, Users: []User{{Nkey: pub, Publish: []string{"ok.>"}, Subscribe: []string{"ok.>"}}}})
+	for _, tc := range []struct {
+		name string
+		dial func(name string, opts ...nats.Option) (*nats.Conn, error)
+		addr string // the connection's remote address: "pipe" in process
+	}{
+		{"in-process", s.Connect, "pipe"},
+		{"tcp", func(name string, opts ...nats.Option) (*nats.Conn, error) {
+			return nats.Connect(s.URL(), append(opts, nats.Name(name))...)
+		}, strings.TrimPrefix(s.URL(), "nats://")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if nc, err := tc.dial("anonymous"); !errors.Is(err, nats.ErrAuthorization) {
+				t.Fatalf("a client without credentials: %v, want %v", err, nats.ErrAuthorization)
+			} else if nc != nil {
+				nc.Close()
+			}
+			if nc, err := tc.dial("stranger", nats.Nkey(strangerPub, stranger.Sign)); !errors.Is(err, nats.ErrAuthorization) {
+				t.Fatalf("a client with an unknown nkey: %v, want %v", err, nats.ErrAuthorization)
+			} else if nc != nil {
+				nc.Close()
+			}
+			denied := make(chan error, 4)
+			nc, err := tc.dial("user", nats.Nkey(pub, kp.Sign), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { denied <- err }))
+			if err != nil {
+				t.Fatalf("connect with a known nkey: %v", err)
+			}
+			defer nc.Close()
+			if got := nc.ConnectedAddr(); got != tc.addr {
+				t.Fatalf("connected to %s, want %s", got, tc.addr)
+			}
+			confinedTo(t, nc, denied)
+		})
+	}
+}
 
-	if nc, err := s.Connect("anonymous"); err == nil {
-		nc.Close()
-		t.Fatal("a client without credentials connected")
-	}
-	if nc, err := s.Connect("stranger", nats.Nkey(strangerPub, stranger.Sign)); err == nil {
-		nc.Close()
-		t.Fatal("a client with an unknown nkey connected")
-	}
-
-	denied := make(chan error, 4)
-	nc, err := s.Connect("user", nats.Nkey(pub, kp.Sign), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { denied <- err }))
-	if err != nil {
-		t.Fatalf("connect with a known nkey: %v", err)
-	}
-	defer nc.Close()
+// confinedTo checks that nc may use ok.> and is refused no.x.
+func confinedTo(t *testing.T, nc *nats.Conn, denied chan error) {
+	t.Helper()
 	sub, err := nc.SubscribeSync("ok.x")
 	if err != nil {
 		t.Fatal(err)
@@ -130,5 +153,39 @@ func TestUsersAuthenticateAndAreConfined(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("a publish outside the user's subjects was not refused")
+	}
+}
+
+// What an in-process connection publishes right before Close reaches the
+// server, as it does over TCP.
+func TestCloseDeliversWhatWasPublished(t *testing.T) {
+	s := start(t, Options{DataDir: t.TempDir(), Port: -1})
+	sub, err := s.Connect("sub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	got, err := sub.SubscribeSync("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sub.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	const n = 1000
+	pub, err := s.Connect("pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if err := pub.Publish("x", []byte(strings.Repeat("m", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pub.Close()
+	for i := range n {
+		if _, err := got.NextMsg(5 * time.Second); err != nil {
+			t.Fatalf("message %d of %d published before Close: %v", i+1, n, err)
+		}
 	}
 }
