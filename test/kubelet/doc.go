@@ -39,6 +39,9 @@
 // running and Ready (restartCount+1, lastState terminated Completed, exit
 // 0); a missing image shows ErrImagePull with the old image and imageID and
 // the old container as lastState, then ImagePullBackOff, each one sync late;
+// a container whose command names a program its image does not hold
+// (Image.Programs), outside its volume mounts, fails to start as runc fails
+// it ("Failed", terminated StartError 128, no "Started");
 // a container that exits shows terminated (Error, 1 for a crashing image),
 // its first restart is immediate, CrashLoopBackOff shows after a sync met
 // the back-off; a pod that does not restart shows its containers terminated

@@ -32,6 +32,7 @@ type nodeImage struct {
 	id      string // <repo>@sha256:...
 	size    int64
 	crash   bool
+	progs   []string
 	tags    []string
 	readyAt time.Time
 }
@@ -84,7 +85,7 @@ func (c *imageCache) present(image string, now time.Time) (Image, string, bool) 
 	if !ok || img.readyAt.After(now) {
 		return Image{}, "", false
 	}
-	return Image{Digest: imageref.DigestOf(img.id), Size: img.size, Crash: img.crash}, img.id, true
+	return Image{Digest: imageref.DigestOf(img.id), Size: img.size, Crash: img.crash, Programs: img.progs}, img.id, true
 }
 
 // pull records a pull of image, resolved to img, starting now: it costs
@@ -122,7 +123,7 @@ func (c *imageCache) pull(image string, img Image, now time.Time, t Timings) (pu
 func (c *imageCache) record(ref, id string, img Image, done time.Time, have bool) {
 	ni := c.byDigest[id]
 	if !have {
-		ni = &nodeImage{id: id, size: img.Size, crash: img.Crash, readyAt: done}
+		ni = &nodeImage{id: id, size: img.Size, crash: img.Crash, progs: img.Programs, readyAt: done}
 		c.byDigest[id] = ni
 	}
 	if ref == id {

@@ -165,3 +165,52 @@ func TestGateLatency(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandMissingFromTheImage: a container whose command names a
+// program its image does not hold (a test-world image holds only its
+// entrypoint's, no /bin/true) fails to start as runc fails it on a real
+// node: "Failed" with the runtime's error, no "Started", terminated
+// StartError 128, and a pod that does not restart Failed. The same
+// command under one of its volume mounts starts.
+func TestCommandMissingFromTheImage(t *testing.T) {
+	tests := []struct {
+		name    string
+		mount   string
+		want    corev1.PodPhase
+		reason  string
+		code    int32
+		failed  int
+		started int
+	}{
+		{"not in the image", "", corev1.PodFailed, "StartError", 128, 1, 0},
+		{"under a volume mount", "/tools", corev1.PodSucceeded, "Completed", 0, 0, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := registry()
+			reg[imgV1] = Image{Digest: reg[imgV1].Digest, Size: reg[imgV1].Size, Programs: []string{"/app"}}
+			c := ctrSpec("app", imgV1)
+			c.Command = []string{"/tools/true"}
+			if tc.mount != "" {
+				c.VolumeMounts = []corev1.VolumeMount{{Name: "tools", MountPath: tc.mount}}
+			}
+			pod := testPod(c)
+			pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+			s := newSim(t, reg, pod)
+			st := s.until("finished", 5*time.Second, func(st corev1.PodStatus) bool {
+				return st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed
+			})
+			cs := statusOfName(st, "app")
+			if term := cs.State.Terminated; st.Phase != tc.want || term == nil || term.Reason != tc.reason || term.ExitCode != tc.code ||
+				cs.ImageID == "" {
+				t.Errorf("phase %s, app %+v; want %s, terminated %s %d, an imageID (the image was pulled)", st.Phase, cs, tc.want, tc.reason, tc.code)
+			}
+			if n := countEvents(s.h.events, `Failed: Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: "/tools/true": stat /tools/true: no such file or directory`); n != tc.failed {
+				t.Errorf("%d Failed events (%q), want %d", n, s.h.events, tc.failed)
+			}
+			if n := countEvents(s.h.events, "Started:"); n != tc.started {
+				t.Errorf("%d Started events (%q), want %d", n, s.h.events, tc.started)
+			}
+		})
+	}
+}

@@ -38,7 +38,11 @@ type instance struct {
 	started  time.Time
 	finished time.Time
 	exitCode int32
-	reason   string // Completed or Error once exited
+	reason   string // Completed, Error or StartError once exited
+	message  string // why a start failed
+	// startErr is the runtime's error starting it: its command names a
+	// program its image lacks (missingProgram).
+	startErr string
 	// resources are what it was started with (a resize whose
 	// resizePolicy is RestartContainer restarts it with the new ones).
 	resources corev1.ResourceRequirements

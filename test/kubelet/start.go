@@ -32,6 +32,15 @@ func (w *worker) start(ctx context.Context, pod *corev1.Pod, p *plan, o *op, t t
 		return w.create(pod, p, spec, p.pull.img, p.pull.imageID, t)
 	case stCreated:
 		in := w.rt.latest(spec.Name)
+		if in.startErr != "" {
+			// containerd records the failed start as an exit (128,
+			// StartError); the kubelet's sync result is RunContainerError.
+			w.rt.exit(in, t, 128, "StartError")
+			in.message = in.startErr
+			w.event(pod, spec.Name, corev1.EventTypeWarning, "Failed", "Error: "+in.startErr)
+			p.results[spec.Name] = &reason{"RunContainerError", in.startErr}
+			return t, true
+		}
 		in.state, in.started = running, t
 		in.exitAt, in.exitWith = w.exitOf(pod, o, in, t)
 		w.rt.changed = true
@@ -153,6 +162,7 @@ func (w *worker) create(pod *corev1.Pod, p *plan, spec *corev1.Container, img Im
 	}
 	w.rt.add(&instance{id: w.h.newContainerID(), name: spec.Name, image: spec.Image, imageID: imageID,
 		restarts: restarts, state: created, created: t, exitWith: crashCode(img, pod, spec.Name),
+		startErr:  missingProgram(spec, img),
 		resources: *spec.Resources.DeepCopy()})
 	w.event(pod, spec.Name, corev1.EventTypeNormal, "Created", "Container created")
 	p.stage = stCreated
@@ -185,4 +195,21 @@ func (w *worker) exitOf(pod *corev1.Pod, o *op, in *instance, t time.Time) (time
 		return t.Add(w.t.Run), 0
 	}
 	return time.Time{}, 0
+}
+
+// missingProgram is the runtime's error starting spec from img when its
+// command names a program img does not hold (Image.Programs) and no volume
+// of the container mounts; "" when it starts.
+func missingProgram(spec *corev1.Container, img Image) string {
+	if len(spec.Command) == 0 || img.Programs == nil || slices.Contains(img.Programs, spec.Command[0]) {
+		return ""
+	}
+	prog := spec.Command[0]
+	for _, m := range spec.VolumeMounts {
+		if strings.HasPrefix(prog, strings.TrimSuffix(m.MountPath, "/")+"/") {
+			return ""
+		}
+	}
+	return fmt.Sprintf("failed to create containerd task: failed to create shim task: OCI runtime create failed: "+
+		"runc create failed: unable to start container process: exec: %q: stat %s: no such file or directory: unknown", prog, prog)
 }

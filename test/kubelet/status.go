@@ -140,6 +140,7 @@ func instanceState(in *instance) corev1.ContainerState {
 	return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 		ExitCode:    in.exitCode,
 		Reason:      in.reason,
+		Message:     in.message,
 		StartedAt:   apiTime(in.started),
 		FinishedAt:  apiTime(in.finished),
 		ContainerID: in.id,

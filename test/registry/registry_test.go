@@ -78,7 +78,7 @@ func TestPushResolve(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Resolve(%s): %v", ref, err)
 				}
-				want := kubelet.Image{Digest: digest, Size: img.Size, Crash: tt.crash}
+				want := kubelet.Image{Digest: digest, Size: img.Size, Crash: tt.crash, Programs: []string{}}
 				if diff := cmp.Diff(want, img); diff != "" {
 					t.Errorf("Resolve(%s) (-want +got):\n%s", ref, diff)
 				}

@@ -41,18 +41,21 @@ func (r *Registry) Resolve(ctx context.Context, ref string) (kubelet.Image, erro
 	if err != nil {
 		return kubelet.Image{}, wrapNotFound("resolve "+ref, err)
 	}
-	size, crash, err := inspect(img)
+	got, err := inspect(img)
 	if err != nil {
 		return kubelet.Image{}, wrapNotFound("resolve "+ref, err)
 	}
-	return kubelet.Image{Digest: desc.Digest.String(), Size: size, Crash: crash}, nil
+	got.Digest = desc.Digest.String()
+	return got, nil
 }
 
-// inspect returns the pull size of img and whether it carries CrashLabel=true.
-func inspect(img v1.Image) (int64, bool, error) {
+// inspect returns the pull size of img, whether it carries
+// CrashLabel=true, and its programs: every image of this registry holds
+// one program, its entrypoint's (test/images), or none (random layers).
+func inspect(img v1.Image) (kubelet.Image, error) {
 	m, err := img.Manifest()
 	if err != nil {
-		return 0, false, fmt.Errorf("manifest: %w", err)
+		return kubelet.Image{}, fmt.Errorf("manifest: %w", err)
 	}
 	size := m.Config.Size
 	for _, l := range m.Layers {
@@ -60,9 +63,13 @@ func inspect(img v1.Image) (int64, bool, error) {
 	}
 	cf, err := img.ConfigFile()
 	if err != nil {
-		return 0, false, fmt.Errorf("config: %w", err)
+		return kubelet.Image{}, fmt.Errorf("config: %w", err)
 	}
-	return size, cf.Config.Labels[CrashLabel] == "true", nil
+	progs := []string{}
+	if ep := cf.Config.Entrypoint; len(ep) > 0 {
+		progs = append(progs, ep[0])
+	}
+	return kubelet.Image{Size: size, Crash: cf.Config.Labels[CrashLabel] == "true", Programs: progs}, nil
 }
 
 // wrapNotFound prefixes err with op, wrapping ErrNotFound too when the

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -102,8 +103,8 @@ func TestRunnablePush(t *testing.T) {
 			}
 			checkLayers(t, img, tt.mediaType, tt.padding)
 			res, err := r.Resolve(t.Context(), ref)
-			if err != nil || res.Digest != digest || res.Crash != tt.crash {
-				t.Errorf("Resolve = %+v, %v; want digest %s, crash %v", res, err, digest, tt.crash)
+			if err != nil || res.Digest != digest || res.Crash != tt.crash || !slices.Equal(res.Programs, []string{tt.entrypoint}) {
+				t.Errorf("Resolve = %+v, %v; want digest %s, crash %v, programs [%s]", res, err, digest, tt.crash, tt.entrypoint)
 			}
 		})
 	}
