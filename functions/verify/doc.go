@@ -28,7 +28,10 @@
 // nothing else would open it.
 //
 // pod.patched is the timer: while nothing is decided it answers "not yet"
-// and is delivered again. pod.updated only makes decisions sooner; for
+// and is delivered again. A timer that comes back after the next upgrade
+// took the pod reports how its upgrade had ended then, as the next
+// upgrade's state records it (inplace.EndBefore); only an upgrade still
+// under way then, or one that state says nothing of, was superseded. pod.updated only makes decisions sooner; for
 // pods without an upgrade in flight it does nothing.
 // Every write is guarded by a test of the state annotation as read, so
 // concurrent deliveries cannot both act; outcome ids depend only on the

@@ -140,15 +140,31 @@ func (s *step) gone() ([]cloudevents.Event, error) {
 
 // ended handles a state that is not this plan's or no longer active: a
 // timer reports how the upgrade ended (the same event, by id, as when it
-// ended); other inputs do nothing.
+// ended); other inputs do nothing. When another upgrade has taken the pod,
+// its state says how this one stood then (inplace.EndBefore): an end the
+// pod bears out is reported as that end; an upgrade still under way then,
+// or one the state says nothing of, was superseded.
 func (s *step) ended(plan events.Plan, st *inplace.State, pod *corev1.Pod) ([]cloudevents.Event, error) {
 	if !s.timer {
 		return nil, nil
 	}
-	if st.UpgradeID != plan.UpgradeID {
-		return s.outcome(plan, st, pod, events.UpgradeFailed, events.OutcomeFailed, inplace.ReasonSuperseded,
-			"the pod's state belongs to upgrade "+st.UpgradeID)
+	if st.UpgradeID == plan.UpgradeID {
+		return s.reportEnd(plan, st, pod)
 	}
+	r, why := inplace.EndBefore(pod, st, plan)
+	switch {
+	case r == nil:
+		return s.outcome(plan, nil, nil, events.UpgradeFailed, events.OutcomeFailed, inplace.ReasonSuperseded,
+			"the pod's state belongs to upgrade "+st.UpgradeID)
+	case why != "":
+		return s.outcome(plan, r.AsState(), nil, events.UpgradeFailed, events.OutcomeFailed, inplace.ReasonSuperseded, why)
+	}
+	return s.reportEnd(plan, r.AsState(), nil)
+}
+
+// reportEnd reports the end st records of plan's upgrade (pod: nil when
+// the pod has moved on to another upgrade).
+func (s *step) reportEnd(plan events.Plan, st *inplace.State, pod *corev1.Pod) ([]cloudevents.Event, error) {
 	switch st.Phase {
 	case inplace.PhaseSucceeded:
 		return s.outcome(plan, st, pod, events.UpgradeSucceeded, events.OutcomeSucceeded, st.Reason, st.Message)

@@ -44,7 +44,7 @@ func patch(pod *corev1.Pod, plan events.Plan, now time.Time, over bool) ([]byte,
 	}
 	var tests, writes []op
 	var restarted []string
-	st := newState(plan, now)
+	st := newState(pod, plan, now)
 	for _, cp := range plan.Containers {
 		c, ok := findContainer(&pod.Spec, "/spec", cp.Name)
 		if !ok {
@@ -110,11 +110,13 @@ func previous(pod *corev1.Pod, c specContainer, cp events.ContainerPlan) Contain
 	return s
 }
 
-// newState is the state a patch for plan writes, before its containers.
-func newState(plan events.Plan, now time.Time) State {
+// newState is the state a patch for plan writes over pod's, before its
+// containers: with the upgrade it replaces, if any, and how that stood.
+func newState(pod *corev1.Pod, plan events.Plan, now time.Time) State {
 	return State{UpgradeID: plan.UpgradeID, Target: plan.Target, Phase: PhasePatched, PatchedAt: now.UTC(),
 		Owner: plan.Owner, Wave: plan.Wave, GraceSeconds: plan.GraceSeconds, VerifySeconds: plan.VerifySeconds,
 		MinReadySeconds: plan.MinReadySeconds,
 		Prepull:         plan.Prepull, ReadinessGate: plan.ReadinessGate, PlannedAt: plan.PlannedAt, Restart: plan.Restart,
-		Resize: plan.Resize, Attempt: plan.Attempt, StepEvents: plan.StepEvents}
+		Resize: plan.Resize, Attempt: plan.Attempt, StepEvents: plan.StepEvents,
+		Replaced: replacedOn(pod, plan.UpgradeID, now)}
 }

@@ -29,9 +29,11 @@ func TestPatchApplies(t *testing.T) {
 	tests := []struct {
 		name        string
 		annotations map[string]string
+		replaced    *Replaced
 	}{
-		{"without annotations", nil},
-		{"with annotations", map[string]string{"team": "shop", StateAnnotation: `{"upgradeID":"up-0","target":"x","phase":"Succeeded","containers":[]}`}},
+		{"without annotations", nil, nil},
+		{"with annotations", map[string]string{"team": "shop", StateAnnotation: `{"upgradeID":"up-0","target":"x","phase":"Succeeded","containers":[]}`},
+			&Replaced{UpgradeID: "up-0", Phase: PhaseSucceeded, FinishedAt: t0}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -57,7 +59,9 @@ func TestPatchApplies(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(wantPatchedState(), st); diff != "" {
+			want := wantPatchedState()
+			want.Replaced = tt.replaced
+			if diff := cmp.Diff(want, st); diff != "" {
 				t.Errorf("state (-want +got):\n%s", diff)
 			}
 		})

@@ -27,7 +27,7 @@ func ResizeStatePatch(pod *corev1.Pod, plan events.Plan, now time.Time) ([]byte,
 	if err := checkPatchable(pod, plan); err != nil {
 		return nil, err
 	}
-	st := newState(plan, now)
+	st := newState(pod, plan, now)
 	for _, cp := range plan.Containers {
 		if cp.Resources == nil {
 			return nil, settle.Permanentf("resize pod %s: container %q has no resources in the plan", plan.Pod, cp.Name)

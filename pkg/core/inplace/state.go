@@ -64,6 +64,9 @@ type State struct {
 	// StepEvents: the plan's Normal Events are one on the workload for its
 	// step (events.Plan).
 	StepEvents bool `json:"stepEvents,omitempty"`
+	// Replaced is the upgrade whose state this one's patch wrote over, and
+	// how it stood then (EndBefore reads it).
+	Replaced *Replaced `json:"replaced,omitempty"`
 }
 
 // ContainerState is one changed container, as it was before the patch.

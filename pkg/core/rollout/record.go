@@ -70,11 +70,16 @@ func Recordable(r *Rollout, typ string, o events.OutcomeData) *Pod {
 // it back (it crashed) before this record shows the success to its guard;
 // the record then tells what became of the pod, not what was said first.
 // An outcome of an earlier attempt (a rollout resumed re-plans a pod) has
-// another patch time and changes nothing.
+// another patch time and changes nothing, and so does a supersession: it
+// says another upgrade took the pod, not that this one ended otherwise.
 func undone(p *Pod, typ string, o events.OutcomeData) bool {
-	return p.State == Succeeded && typ != events.UpgradeSucceeded &&
+	return p.State == Succeeded && typ != events.UpgradeSucceeded && o.Reason != reasonSuperseded &&
 		!p.PatchedAt.IsZero() && p.PatchedAt.Equal(o.PatchedAt)
 }
+
+// reasonSuperseded is inplace.ReasonSuperseded: a verify timer of an
+// upgrade whose pod another upgrade took.
+const reasonSuperseded = "Superseded"
 
 // goneReasons are the outcomes of a pod that left the workload in flight
 // (inplace.ReasonPodDeleted, ReasonPodReplaced): not the upgrade's failure.
