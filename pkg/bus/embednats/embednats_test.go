@@ -189,3 +189,53 @@ func TestCloseDeliversWhatWasPublished(t *testing.T) {
 		}
 	}
 }
+
+// An in-process connection the server drops reconnects in process; once
+// the server is shut down it keeps trying, as a TCP one does against a
+// closed port, and closes at once.
+func TestAnInProcessConnectionReconnects(t *testing.T) {
+	s := start(t, Options{DataDir: t.TempDir(), Port: -1})
+	reconnected, disconnected := make(chan struct{}, 4), make(chan struct{}, 4)
+	nc, err := s.Connect("c", nats.ReconnectWait(20*time.Millisecond),
+		nats.ReconnectHandler(func(*nats.Conn) { reconnected <- struct{}{} }),
+		nats.DisconnectErrHandler(func(*nats.Conn, error) { disconnected <- struct{}{} }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	id, err := nc.GetClientID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ns.DisconnectClientByID(id); err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range []chan struct{}{disconnected, reconnected} {
+		select {
+		case <-ch:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the dropped connection did not disconnect and reconnect")
+		}
+	}
+	if nc.ConnectedAddr() != "pipe" {
+		t.Errorf("reconnected at %s, want in process", nc.ConnectedAddr())
+	}
+	if _, err := nc.Request("$JS.API.INFO", nil, 5*time.Second); err != nil {
+		t.Errorf("a request after the reconnect: %v", err)
+	}
+
+	s.Shutdown()
+	select {
+	case <-disconnected:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no disconnect after Shutdown")
+	}
+	if st := nc.Status(); st != nats.RECONNECTING {
+		t.Errorf("status %v after Shutdown, want %v", st, nats.RECONNECTING)
+	}
+	start := time.Now()
+	nc.Close()
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Close took %v", d)
+	}
+}
