@@ -27,6 +27,38 @@ func TestTwoQuickPushesEndOnTheNewer(t *testing.T) {
 	}
 }
 
+// A push right after the one before ended on every pod, inside verify's
+// 15 s recheck: the first upgrade's pod.patched timers come back after the
+// second upgrade took their pods, and report the success their upgrade
+// ended with (the same event, dropped by the stream's dedup), never a
+// failure.
+func TestAPushInsideTheRecheckFailsNothing(t *testing.T) {
+	e := newEnv(t)
+	e.push("quick", "1.0.0")
+	e.deploy(workload{name: "quick", replicas: 4, image: e.ref("quick", "1.0.0"),
+		annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "4"}})
+	first := e.push("quick", "1.1.0")
+	e.waitAllOn("quick", 4, first, 2*time.Minute)
+	second := e.push("quick", "1.2.0")
+	e.waitAllOn("quick", 4, second, 2*time.Minute)
+	e.settled(2 * time.Minute) // every timer has come back and been settled
+	// Only this test's pods: the process also watches the pods of tests
+	// before it, which their namespaces' deletion is taking away.
+	succeeded := 0
+	for _, ev := range e.stream(events.UpgradeFailed, events.UpgradeSucceeded) {
+		switch {
+		case !strings.HasPrefix(ev.Subject(), e.ns+"/"):
+		case ev.Type() == events.UpgradeSucceeded:
+			succeeded++
+		default:
+			t.Errorf("%s of %s: %s", ev.Type(), ev.Subject(), ev.Data())
+		}
+	}
+	if succeeded != 8 {
+		t.Errorf("%d upgrade.succeeded on the stream; want 8, one per pod and push", succeeded)
+	}
+}
+
 // A multi-arch push (child manifests, then the tagged index) is one
 // image.pushed on the bus; the registry's pull and blob events are none.
 func TestMultiArchPushIsOneEvent(t *testing.T) {
