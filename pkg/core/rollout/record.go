@@ -70,10 +70,13 @@ func Recordable(r *Rollout, typ string, o events.OutcomeData) *Pod {
 // it back (it crashed) before this record shows the success to its guard;
 // the record then tells what became of the pod, not what was said first.
 // An outcome of an earlier attempt (a rollout resumed re-plans a pod) has
-// another patch time and changes nothing, and so does a supersession: it
-// says another upgrade took the pod, not that this one ended otherwise.
+// another patch time and changes nothing, and so do a supersession and a
+// pod deleted or replaced: they say another upgrade took the pod, or the
+// pod left the workload (reconcile moves it to Gone, still Succeeded), not
+// that this upgrade ended otherwise.
 func undone(p *Pod, typ string, o events.OutcomeData) bool {
-	return p.State == Succeeded && typ != events.UpgradeSucceeded && o.Reason != reasonSuperseded &&
+	return p.State == Succeeded && typ != events.UpgradeSucceeded &&
+		o.Reason != reasonSuperseded && !goneReasons[o.Reason] &&
 		!p.PatchedAt.IsZero() && p.PatchedAt.Equal(o.PatchedAt)
 }
 

@@ -399,22 +399,27 @@ func TestRollbackAfterTheSameAttemptsSuccess(t *testing.T) {
 }
 
 // A late verify timer says "superseded" of an upgrade whose pod another
-// upgrade took; that never undoes the success the record holds for the
-// same patch, whatever patch time it carries.
-func TestSupersededDoesNotUndoASuccess(t *testing.T) {
-	w := newWorld(2, 1)
-	r := Begin(nil, "u-1", wl, push, Options{Budget: 1}, t0)
-	first := Plan(r, w.cands(), "push", false, t0)[0].Name
-	ok := outcome(r, first)
-	ok.PatchedAt = t0.Add(time.Second)
-	Record(r, events.UpgradeSucceeded, ok, "ok-1", t0)
-	late := ok
-	late.Outcome, late.Reason, late.Message = events.OutcomeFailed, "Superseded", "the pod's state belongs to upgrade u-2"
-	if p := Recordable(r, events.UpgradeFailed, late); p != nil {
-		t.Errorf("a supersession is recordable over the success of pod %s", p.Name)
-	}
-	Record(r, events.UpgradeFailed, late, "superseded-1", t0)
-	if r.Pods[first].State != Succeeded || r.Phase != Running {
-		t.Errorf("pod %s, rollout %s after a late supersession; want Succeeded and Running", r.Pods[first].State, r.Phase)
+// upgrade took, and a pod.updated of a pod deleted after its success (no
+// end written on it) says "deleted"; neither undoes the success the record
+// holds for the same patch: the pod left, or moved on, after it ended.
+func TestLaterNewsDoesNotUndoASuccess(t *testing.T) {
+	for _, reason := range []string{"Superseded", "PodDeleted", "PodReplaced"} {
+		t.Run(reason, func(t *testing.T) {
+			w := newWorld(2, 1)
+			r := Begin(nil, "u-1", wl, push, Options{Budget: 1}, t0)
+			first := Plan(r, w.cands(), "push", false, t0)[0].Name
+			ok := outcome(r, first)
+			ok.PatchedAt = t0.Add(time.Second)
+			Record(r, events.UpgradeSucceeded, ok, "ok-1", t0)
+			late := ok
+			late.Outcome, late.Reason, late.Message = events.OutcomeFailed, reason, "later news"
+			if p := Recordable(r, events.UpgradeFailed, late); p != nil {
+				t.Errorf("%s is recordable over the success of pod %s", reason, p.Name)
+			}
+			Record(r, events.UpgradeFailed, late, "late-1", t0)
+			if p := r.Pods[first]; p == nil || p.State != Succeeded || r.Phase != Running || len(r.Gone) != 0 {
+				t.Errorf("pod %+v, rollout %s, gone %d after %s; want Succeeded and Running", p, r.Phase, len(r.Gone), reason)
+			}
+		})
 	}
 }
