@@ -5,8 +5,10 @@
 // touches the pod, so the container is down only for a restart, not for a
 // pull. It works through the Kubernetes API only: a short-lived pod in the
 // pre-pull namespace, pinned to the node (spec.nodeName), running the
-// target images with imagePullPolicy IfNotPresent and a command that exits
-// at once, tolerating every taint. The kubelet pulls; the pod's container
+// target images with imagePullPolicy IfNotPresent, tolerating every taint.
+// Its containers run nothing of those images (which may hold no shell and
+// no /bin/true): a program of a few dozen bytes that exits 0 at once, from
+// an immutable ConfigMap pre-pull keeps in that namespace (exit.go). The kubelet pulls; the pod's container
 // statuses say how it went; the pod is always deleted afterwards.
 //
 // Nothing blocks: the first delivery creates the pod and answers "not
