@@ -10,59 +10,78 @@ import (
 // accepted as input are adapted, the project's own are checked. An event it
 // cannot accept is a permanent error naming what is wrong.
 func Normalize(e cloudevents.Event) (cloudevents.Event, error) {
+	e, _, err := NormalizeChecked(e)
+	return e, err
+}
+
+// NormalizeChecked is Normalize that also returns the data it decoded to
+// check one of the project's own types (nil for an adapted foreign event),
+// for a transport to hand to the handler (WithChecked) rather than have
+// it decoded a second time.
+func NormalizeChecked(e cloudevents.Event) (cloudevents.Event, any, error) {
 	switch {
 	case e.Type() == APIServerSourceUpdate, e.Type() == APIServerSourceAdd:
-		return FromAPIServerSource(e)
+		e, err := FromAPIServerSource(e)
+		return e, nil, err
 	case strings.HasPrefix(e.Type(), CDEventArtifactPublishedPrefix):
-		return FromCDEvent(e)
+		e, err := FromCDEvent(e)
+		return e, nil, err
 	}
-	return e, Check(e)
+	v, err := check(e)
+	return e, v, err
 }
 
 // Check validates e's CloudEvents attributes and, for the project's own
 // types, its data.
 func Check(e cloudevents.Event) error {
-	if err := e.Validate(); err != nil {
-		return permanent(e.Type(), fieldErr("attributes", err.Error()))
-	}
-	var err error
-	switch e.Type() {
-	case ImagePushed:
-		_, err = As[ImagePushedData](e)
-	case UpgradeRequested:
-		_, err = As[UpgradeRequestData](e)
-	case UpgradePlanned:
-		_, err = As[Plan](e)
-	case ImagePrepulled:
-		_, err = As[PrepulledData](e)
-	case PodPatched:
-		_, err = As[PatchedData](e)
-	case PodUpdated:
-		_, err = As[PodUpdatedData](e)
-	case ContainerRestarted:
-		_, err = As[ContainerRestartedData](e)
-	case UpgradeSucceeded, UpgradeFailed, UpgradeRolledBack:
-		_, err = As[OutcomeData](e)
-	case RolloutCompleted, RolloutHalted:
-		_, err = As[RolloutData](e)
-	case RolloutResumed:
-		_, err = As[ResumeData](e)
-	case UpgradeApprovalRequested, UpgradeApprovalExpired:
-		_, err = As[ApprovalData](e)
-	case UpgradeApproved, UpgradeRejected:
-		_, err = As[DecisionData](e)
-	case ContainerRestartRequested:
-		_, err = As[RestartRequestData](e)
-	case ContainerRestartSucceeded, ContainerRestartFailed:
-		_, err = As[RestartResultData](e)
-	case ContainerResizeRequested:
-		_, err = As[ResizeRequestData](e)
-	case ContainerResizeSucceeded, ContainerResizeFailed:
-		_, err = As[ResizeResultData](e)
-	case RolloutAnalysisMeasured, RolloutAnalysisPassed, RolloutAnalysisFailed:
-		_, err = As[AnalysisData](e)
-	default:
-		return permanent(e.Type(), fieldErr("type", "not an event type inplace accepts"))
-	}
+	_, err := check(e)
 	return err
 }
+
+// check is Check returning the data it decoded.
+func check(e cloudevents.Event) (v any, err error) {
+	if err := e.Validate(); err != nil {
+		return nil, permanent(e.Type(), fieldErr("attributes", err.Error()))
+	}
+	switch e.Type() {
+	case ImagePushed:
+		v, err = asAny[ImagePushedData](e)
+	case UpgradeRequested:
+		v, err = asAny[UpgradeRequestData](e)
+	case UpgradePlanned:
+		v, err = asAny[Plan](e)
+	case ImagePrepulled:
+		v, err = asAny[PrepulledData](e)
+	case PodPatched:
+		v, err = asAny[PatchedData](e)
+	case PodUpdated:
+		v, err = asAny[PodUpdatedData](e)
+	case ContainerRestarted:
+		v, err = asAny[ContainerRestartedData](e)
+	case UpgradeSucceeded, UpgradeFailed, UpgradeRolledBack:
+		v, err = asAny[OutcomeData](e)
+	case RolloutCompleted, RolloutHalted:
+		v, err = asAny[RolloutData](e)
+	case RolloutResumed:
+		v, err = asAny[ResumeData](e)
+	case UpgradeApprovalRequested, UpgradeApprovalExpired:
+		v, err = asAny[ApprovalData](e)
+	case UpgradeApproved, UpgradeRejected:
+		v, err = asAny[DecisionData](e)
+	case ContainerRestartRequested:
+		v, err = asAny[RestartRequestData](e)
+	case ContainerRestartSucceeded, ContainerRestartFailed:
+		v, err = asAny[RestartResultData](e)
+	case ContainerResizeRequested:
+		v, err = asAny[ResizeRequestData](e)
+	case ContainerResizeSucceeded, ContainerResizeFailed:
+		v, err = asAny[ResizeResultData](e)
+	case RolloutAnalysisMeasured, RolloutAnalysisPassed, RolloutAnalysisFailed:
+		v, err = asAny[AnalysisData](e)
+	default:
+		return nil, permanent(e.Type(), fieldErr("type", "not an event type inplace accepts"))
+	}
+	return v, err
+}
+
+func asAny[T Validator](e cloudevents.Event) (any, error) { return As[T](e) }

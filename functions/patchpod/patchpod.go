@@ -164,7 +164,7 @@ func (f *Function) Types() []string { return []string{events.ImagePrepulled} }
 // decides again, within the delivery's deadline; past it, the bus
 // redelivers.
 func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudevents.Event, error) {
-	d, err := events.As[events.PrepulledData](e)
+	d, err := events.AsIn[events.PrepulledData](ctx, e)
 	if err != nil {
 		return nil, err
 	}

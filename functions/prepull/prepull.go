@@ -126,7 +126,7 @@ func (f *Function) Types() []string { return []string{events.UpgradePlanned} }
 // node's pre-pull pods to change (Changes) and looks again, within the
 // delivery's deadline; past it, the bus redelivers after Recheck.
 func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudevents.Event, error) {
-	plan, err := events.As[events.Plan](e)
+	plan, err := events.AsIn[events.Plan](ctx, e)
 	if err != nil {
 		return nil, err
 	}

@@ -129,7 +129,7 @@ func (f *Function) Types() []string {
 
 // Handle checks the pod named by e and takes the next step of its upgrade.
 func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudevents.Event, error) {
-	s, err := f.stepFor(e)
+	s, err := f.stepFor(ctx, e)
 	if err != nil || s == nil {
 		return nil, err
 	}
@@ -154,17 +154,17 @@ func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudeven
 }
 
 // stepFor reads the input; nil when there is nothing to do.
-func (f *Function) stepFor(e cloudevents.Event) (*step, error) {
+func (f *Function) stepFor(ctx context.Context, e cloudevents.Event) (*step, error) {
 	s := &step{f: f, in: e}
 	switch e.Type() {
 	case events.PodPatched:
-		d, err := events.As[events.PatchedData](e)
+		d, err := events.AsIn[events.PatchedData](ctx, e)
 		if err != nil {
 			return nil, err
 		}
 		s.plan, s.ref, s.timer, s.seenRV = &d.Plan, d.Plan.Pod, true, d.ResourceVersion
 	case events.PodUpdated:
-		d, err := events.As[events.PodUpdatedData](e)
+		d, err := events.AsIn[events.PodUpdatedData](ctx, e)
 		if err != nil {
 			return nil, err
 		}

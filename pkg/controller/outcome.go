@@ -16,7 +16,7 @@ import (
 // onOutcome records how one pod's upgrade ended, once its pod bears that
 // out (confirmOutcome), and plans what that allows.
 func (ctl *Rollouts) onOutcome(ctx context.Context, in cloudevents.Event) ([]cloudevents.Event, error) {
-	o, err := events.As[events.OutcomeData](in)
+	o, err := events.AsIn[events.OutcomeData](ctx, in)
 	if err != nil {
 		return nil, err
 	}

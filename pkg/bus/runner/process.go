@@ -60,9 +60,11 @@ func (r *Runner) invoke(ctx context.Context, f Function, msg jetstream.Msg) (e c
 	if err != nil {
 		return e, nil, err
 	}
-	if e, err = events.Normalize(e); err != nil {
+	e, data, err := events.NormalizeChecked(e)
+	if err != nil {
 		return e, nil, err
 	}
+	ctx = events.WithChecked(ctx, e, data)
 	if r.opts.Metrics != nil {
 		r.opts.Metrics.Received.WithLabelValues(f.Name(), events.Short(e.Type())).Inc()
 	}
