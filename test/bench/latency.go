@@ -41,7 +41,7 @@ func (p *part) latencyRun(ctx context.Context, n int) latency {
 		res.Error = err.Error()
 		return res
 	}
-	stamps, err := p.out.stamps(ctx, "", from)
+	stamps, err := p.out.stamps(ctx, "", "", from)
 	if err != nil {
 		res.Error = err.Error()
 	}

@@ -100,7 +100,10 @@ func (o *outcomes) wait(ctx context.Context, workload, digest string) (outcome, 
 // stamps reads from the stream when each pod of one rollout (its upgrade
 // id; every rollout when empty) was planned, pre-pulled, patched and
 // verified, by pod (namespace/name).
-func (o *outcomes) stamps(ctx context.Context, upgradeID string, since time.Time) (map[string]podStamps, error) {
+//
+// Seen is the first pod.updated the stream stored of the pod Ready on
+// digest (the pod watcher's side of Ready → verified).
+func (o *outcomes) stamps(ctx context.Context, upgradeID, digest string, since time.Time) (map[string]podStamps, error) {
 	s, err := history.Open(ctx, o.js, bus.DefaultConfig().Stream)
 	if err != nil {
 		return nil, err
@@ -108,7 +111,7 @@ func (o *outcomes) stamps(ctx context.Context, upgradeID string, since time.Time
 	out := map[string]podStamps{}
 	q := history.Query{Since: since, Filter: history.Filter{UpgradeID: upgradeID, Types: []string{
 		events.Short(events.UpgradePlanned), events.Short(events.ImagePrepulled),
-		events.Short(events.PodPatched), events.Short(events.UpgradeSucceeded)}}}
+		events.Short(events.PodPatched), events.Short(events.UpgradeSucceeded), events.Short(events.PodUpdated)}}}
 	err = s.Read(ctx, q, func(r history.Record) error {
 		st := out[r.Event.Subject()]
 		switch r.Event.Type() {
@@ -120,6 +123,13 @@ func (o *outcomes) stamps(ctx context.Context, upgradeID string, since time.Time
 			st.Patched = earliest(st.Patched, r.Stored)
 		case events.UpgradeSucceeded:
 			st.Verified = earliest(st.Verified, r.Stored)
+		case events.PodUpdated:
+			if !st.Seen.IsZero() {
+				return nil
+			}
+			if d, err := events.As[events.PodUpdatedData](r.Event); err == nil && readyOn(&d.Pod, digest) {
+				st.Seen = r.Stored
+			}
 		}
 		out[r.Event.Subject()] = st
 		return nil

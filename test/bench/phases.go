@@ -7,9 +7,12 @@ import (
 	"time"
 )
 
-// podStamps are when the stream stored each step of one pod's upgrade.
+// podStamps are when the stream stored each step of one pod's upgrade
+// (Seen: the first pod.updated of the pod Ready on the new image), and
+// Ready when the benchmark's own watch first saw it so (zero when not
+// watched).
 type podStamps struct {
-	Planned, Prepulled, Patched, Verified time.Time
+	Planned, Prepulled, Patched, Ready, Seen, Verified time.Time
 }
 
 // phase is one part of where an in-place rollout's time went.
@@ -29,7 +32,7 @@ func breakdown(webhook, completed time.Time, pods map[string]podStamps, budget i
 		return nil
 	}
 	var first, last time.Time
-	var prepull, patch, verify []time.Duration
+	var prepull, patch, verify, kubelet, project, watcher, decide []time.Duration
 	for _, s := range pods {
 		first, last = earliest(first, s.Planned), latest(last, s.Verified)
 		if !s.Prepulled.IsZero() {
@@ -39,6 +42,14 @@ func breakdown(webhook, completed time.Time, pods map[string]podStamps, budget i
 			patch = append(patch, s.Patched.Sub(s.Planned))
 		}
 		verify = append(verify, s.Verified.Sub(s.Patched))
+		if !s.Ready.IsZero() {
+			kubelet = append(kubelet, s.Ready.Sub(s.Patched))
+			project = append(project, s.Verified.Sub(s.Ready))
+			if !s.Seen.IsZero() {
+				watcher = append(watcher, s.Seen.Sub(s.Ready))
+				decide = append(decide, s.Verified.Sub(s.Seen))
+			}
+		}
 	}
 	out := []phase{{Name: "webhook → first pod planned", Seconds: first.Sub(webhook).Seconds()}}
 	if len(prepull) > 0 {
@@ -46,7 +57,19 @@ func breakdown(webhook, completed time.Time, pods map[string]podStamps, budget i
 	}
 	out = append(out,
 		spread("pre-pulled → patched (gate False, grace, patch)", patch),
-		spread("patched → verified (kubelet restart, gate True, Ready)", verify),
+		spread("patched → verified (kubelet restart, gate True, Ready)", verify))
+	if len(kubelet) == len(verify) {
+		// Every pod's Ready was seen: the two sides of the step above.
+		out = append(out,
+			spread("of which patched → Ready on the new image (kubelet restart, gate True; the benchmark's watch)", kubelet),
+			spread("of which Ready → verified (pod.updated, verify's decision, upgrade.succeeded stored)", project))
+		if len(watcher) == len(verify) {
+			out = append(out,
+				spread("of which Ready → its pod.updated stored (the pod watcher)", watcher),
+				spread("of which pod.updated stored → verified (verify)", decide))
+		}
+	}
+	out = append(out,
 		phase{Name: "pods in flight: first planned → last verified", Seconds: last.Sub(first).Seconds(),
 			Note: fmt.Sprintf("%.0f%% of the max-unavailable budget (%d) idle while pods waited", 100*idleShare(pods, budget, first, last), budget)},
 		phase{Name: "last verified → rollout.completed (template sync)", Seconds: completed.Sub(last).Seconds()},

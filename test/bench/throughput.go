@@ -78,11 +78,17 @@ func (p *part) throughputRun(ctx context.Context, wl workload, repo, tag string,
 // pushAndWait makes tag in repo (newVersion) and waits for the workload's
 // rollout.completed; the time runs from the webhook's arrival.
 func (p *part) pushAndWait(ctx context.Context, wl workload, repo, tag string, budget int, freshMB int64) (time.Duration, []phase, error) {
+	ready, err := watchReady(ctx, p.client, wl.Namespace)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer ready.stop()
 	from := time.Now()
 	digest, err := newVersion(ctx, p.w.Registry, repo, tag, freshMB)
 	if err != nil {
 		return 0, nil, err
 	}
+	ready.target(digest)
 	ctx, cancel := context.WithTimeout(ctx, rolloutLimit)
 	defer cancel()
 	hook, err := p.proxy.arrival(ctx, repo, tag)
@@ -97,9 +103,15 @@ func (p *part) pushAndWait(ctx context.Context, wl workload, repo, tag string, b
 	if out.Halted {
 		return took, nil, errHalted(out)
 	}
-	stamps, err := p.out.stamps(ctx, out.Data.UpgradeID, from)
+	stamps, err := p.out.stamps(ctx, out.Data.UpgradeID, digest, from)
 	if err != nil {
 		return took, nil, err
+	}
+	for k, at := range ready.stamps() {
+		if st, ok := stamps[k]; ok {
+			st.Ready = at
+			stamps[k] = st
+		}
 	}
 	return took, breakdown(hook, out.At, stamps, budget), nil
 }
