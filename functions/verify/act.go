@@ -23,6 +23,9 @@ import (
 // the cluster).
 func (s *step) act(ctx context.Context, plan events.Plan, st *inplace.State, pod *corev1.Pod,
 	r inplace.Result, d decision) ([]cloudevents.Event, error) {
+	if d.act != wait && !s.leased {
+		return nil, errLease
+	}
 	if d.act != wait && d.act != report && s.confirmed != pod.Annotations[inplace.StateAnnotation] {
 		rec, w, err := s.confirm(ctx, pod, st)
 		var ended errEnded
@@ -187,6 +190,8 @@ func (s *step) outcome(plan events.Plan, st *inplace.State, pod *corev1.Pod, typ
 		return nil, settle.Permanent(err)
 	case s.f.reported.skip(out.ID(), s):
 		return nil, nil // on the stream already, or on its way: this delivery is done
+	case !s.leased:
+		return nil, errLease
 	}
 	s.f.reported.returning(out.ID(), s)
 	return []cloudevents.Event{out}, nil

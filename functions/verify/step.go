@@ -20,6 +20,10 @@ import (
 // errAgain: the pod changed under the attempt; read it again.
 var errAgain = errors.New("pod changed; read it again")
 
+// errLease: the attempt would act (write the pod, record an Event, report
+// an outcome) without the pod's lease; take it and attempt again.
+var errLease = errors.New("the decision acts: take the pod's lease")
+
 // step is one delivery's work on one pod.
 type step struct {
 	f  *Function
@@ -33,6 +37,9 @@ type step struct {
 	last *corev1.Pod
 	// timer: the input is delivered again until the upgrade ends.
 	timer bool
+	// leased: this process holds the pod's lease (or there are none), so
+	// the attempt may act; without it, only a decision to wait completes.
+	leased bool
 	// seenRV is the pod's resourceVersion the input saw (patch-pod's write
 	// for pod.patched, the watcher's copy for pod.updated): a cached copy
 	// older than that is read again from the API server.

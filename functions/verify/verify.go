@@ -135,18 +135,37 @@ func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudeven
 	}
 	key := s.ref.Namespace + "/" + s.ref.Name
 	defer f.pods.Lock(key)()
-	release, err := bus.TakeLease(ctx, f.d.Leases, Name, cmp.Or(s.ref.UID, s.ref.Namespace+"."+s.ref.Name))
-	if err != nil {
-		return nil, err
-	}
-	defer release()
 	if f.looked.answered(s) {
 		return nil, nil
 	}
+	// A decision to wait writes nothing and reports nothing, so it is
+	// taken without the pod's lease: most deliveries (the kubelet still at
+	// work) cost no lease round trips. One that would act stops before
+	// its first write, Event or outcome (errLease), and is taken again,
+	// from a fresh read, under the lease.
+	s.leased = f.d.Leases == nil
+	outs, err := s.attempts(ctx)
+	if errors.Is(err, errLease) {
+		release, err := bus.TakeLease(ctx, f.d.Leases, Name, cmp.Or(s.ref.UID, s.ref.Namespace+"."+s.ref.Name))
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		s.leased = true
+		outs, err = s.attempts(ctx)
+		f.looked.note(s, len(outs), err)
+		return outs, err
+	}
+	f.looked.note(s, len(outs), err)
+	return outs, err
+}
+
+// attempts takes the step, reading the pod again while it changes under
+// the attempt.
+func (s *step) attempts(ctx context.Context) ([]cloudevents.Event, error) {
 	for range attempts {
 		outs, err := s.attempt(ctx)
 		if !errors.Is(err, errAgain) {
-			f.looked.note(s, len(outs), err)
 			return outs, err
 		}
 	}
