@@ -30,7 +30,12 @@ type Config struct {
 	// LaterLimit bounds "not yet" redeliveries (deliveries that were not
 	// failures), a guard against a handler that never makes up its mind.
 	LaterLimit int
-	// MaxAckPending bounds unsettled messages per consumer.
+	// MaxAckPending bounds unsettled messages per consumer. A "not yet"
+	// answer (settle.NotYet) keeps its message unsettled until it comes
+	// back, so a function parks one message per pod it waits on (verify's
+	// timer: every pod in flight); at the bound the consumer delivers
+	// nothing new until a parked one comes back. It must exceed the pods
+	// in flight at once.
 	MaxAckPending int
 	// PinnedTTL is how long a pinned consumer (ConsumerSpec.Pinned) keeps
 	// delivering to a replica that has stopped asking for messages before
@@ -51,7 +56,7 @@ func DefaultConfig() Config {
 		Backoff:       []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 15 * time.Second, 30 * time.Second, time.Minute},
 		RetryLimit:    10,
 		LaterLimit:    2000,
-		MaxAckPending: 256,
+		MaxAckPending: 65536,
 		PinnedTTL:     10 * time.Second,
 		KVBucket:      "inplace-rollouts",
 	}
