@@ -30,9 +30,12 @@ const EventRefused = "InPlaceRefused"
 const EventTampered = "InPlaceStateTampered"
 
 // Guard re-derives an upgrade's state from the cluster and the rollout
-// record before any write (guard.Guard): the state as the record has it.
+// record before any write (guard.Guard): the state as the record has it;
+// and, once the pod is gone, whether the record has the plan's upgrade of
+// it over already (its state there; "" while in flight).
 type Guard interface {
 	State(ctx context.Context, pod *corev1.Pod, st *inplace.State) (*inplace.State, error)
+	Ended(ctx context.Context, plan events.Plan) (string, error)
 }
 
 // errNoGuard: a function built without a guard writes nothing.

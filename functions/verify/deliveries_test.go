@@ -34,6 +34,8 @@ func (confirming) State(_ context.Context, _ *corev1.Pod, st *inplace.State) (*i
 	return st, nil
 }
 
+func (confirming) Ended(context.Context, events.Plan) (string, error) { return "", nil }
+
 // landedPod is pod web, patched at t0 to v2 and restarted onto it, ready.
 func landedPod(t *testing.T) (*corev1.Pod, events.Plan) {
 	t.Helper()

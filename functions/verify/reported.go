@@ -5,6 +5,7 @@ import (
 	"k8s.io/utils/lru"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/core/inplace"
 )
 
 // maxReported bounds the outcome ids a process remembers: about 100 bytes
@@ -43,6 +44,18 @@ func (r reported) skip(id string, s *step) bool {
 	}
 	rep := v.(sent)
 	return rep.confirmed || (!s.timer && rep.by != s.in.ID())
+}
+
+// ended: this process has confirmed on the stream that plan's upgrade
+// succeeded or was rolled back (a failure's id is the one a report of the
+// pod gone would have: skip drops that already).
+func (r reported) ended(plan events.Plan) bool {
+	for _, typ := range []string{events.UpgradeSucceeded, events.UpgradeRolledBack} {
+		if v, ok := r.ids.Get(inplace.StepID(plan, typ)); ok && v.(sent).confirmed {
+			return true
+		}
+	}
+	return false
 }
 
 // returning notes that s's delivery returns the outcome id.

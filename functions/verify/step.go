@@ -13,6 +13,7 @@ import (
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
+	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
 	"github.com/inplace-dev/inplace/pkg/kube"
 )
@@ -74,12 +75,12 @@ func (s *step) attempt(ctx context.Context) ([]cloudevents.Event, error) {
 		pod = nil // a replacement of the same name is not the pod we verify
 	}
 	if pod == nil {
-		return s.gone()
+		return s.gone(ctx)
 	}
 	s.readRV = pod.ResourceVersion
 	st, err := inplace.ParseState(pod)
 	if err != nil {
-		return s.gone()
+		return s.gone(ctx)
 	}
 	if st != nil && s.asRecorded != nil && s.confirmed == pod.Annotations[inplace.StateAnnotation] {
 		st = s.asRecorded
@@ -130,16 +131,37 @@ func (s *step) planFor(pod *corev1.Pod, st *inplace.State) (events.Plan, bool) {
 
 // gone: the pod is deleted or replaced. A timer reports it; pod.updated
 // reports it from the pod it saw last when that had an upgrade in flight.
-func (s *step) gone() ([]cloudevents.Event, error) {
+// An upgrade that had ended before is not reported gone: a success with no
+// gate to open writes nothing on the pod (close), whose state still reads
+// Patched when it is deleted later. This process may have confirmed that
+// end on the stream (reported.ended): nothing more is said; or the rollout
+// record has the pod's upgrade over: a timer reports that end (the same
+// event, by id, as when it ended), a pod.updated nothing (recorded).
+func (s *step) gone(ctx context.Context) ([]cloudevents.Event, error) {
 	plan := s.plan
-	if plan == nil && s.last != nil {
-		if st, _ := inplace.ParseState(s.last); inplace.InFlight(s.last, st) {
-			p := inplace.PlanFromState(s.last, st)
+	var last *inplace.State
+	if s.last != nil {
+		last, _ = inplace.ParseState(s.last)
+		if plan == nil && inplace.InFlight(s.last, last) {
+			p := inplace.PlanFromState(s.last, last)
 			plan = &p
 		}
 	}
-	if plan == nil {
+	if plan == nil || s.f.reported.ended(*plan) {
 		return nil, nil
+	}
+	if s.f.d.Guard != nil {
+		state, err := s.f.d.Guard.Ended(ctx, *plan)
+		if err != nil {
+			return nil, fmt.Errorf("verify %s: %w", s.ref, err)
+		}
+		if state != "" && state != string(rollout.Deleted) {
+			st := &inplace.State{UpgradeID: plan.UpgradeID}
+			if last != nil && last.UpgradeID == plan.UpgradeID {
+				st.PatchedAt = last.PatchedAt
+			}
+			return s.recorded(*plan, st, nil, state)
+		}
 	}
 	return s.outcome(*plan, nil, nil, events.UpgradeFailed, events.OutcomeFailed,
 		inplace.ReasonPodDeleted, fmt.Sprintf("pod %s (uid %s) is gone", plan.Pod, plan.Pod.UID))

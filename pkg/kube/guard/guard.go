@@ -208,3 +208,46 @@ func (g *Guard) find(ctx context.Context, pod *corev1.Pod, upgradeID string) (*c
 	}
 	return &checked{owner: owner, record: r, pod: p}, nil
 }
+
+// Ended is the state the rollout record holds plan's pod in once plan's
+// upgrade of it is over there (Succeeded, Failed, RolledBack, Deleted,
+// ...); "" while it is in flight, or when the record has no such pod (its
+// name, its UID) under that upgrade. The record is found by the plan's
+// owner, not the pod's live one: verify asks once the pod is gone, and its
+// owner may be gone with it (its namespace deleted); a plan that names
+// another owner finds nothing there and reads "". Cached records that have
+// the pod still in flight are read again past the cache: the end may have
+// been recorded a moment before the pod was deleted.
+func (g *Guard) Ended(ctx context.Context, plan events.Plan) (string, error) {
+	state, err := ended(ctx, g.Records, g.Decoded, plan)
+	if c, ok := g.Records.(Cached); ok && err == nil && state == "" {
+		return ended(ctx, freshRecords{c}, g.Decoded, plan)
+	}
+	return state, err
+}
+
+func ended(ctx context.Context, records Records, decoded *rollout.Decoded, plan events.Plan) (string, error) {
+	key := rollout.Key(plan.Owner)
+	raw, rev, err := records.Get(ctx, key)
+	if err != nil {
+		return "", fmt.Errorf("guard: rollout record of %s: %w", plan.Owner, err)
+	}
+	if raw == nil {
+		return "", nil
+	}
+	v, err := decoded.View(key, rev, raw)
+	if err != nil {
+		return "", nil // a record that cannot be read says nothing of the pod
+	}
+	if r := v.Record(); r.Workload.UID != "" && plan.Owner.UID != "" && r.Workload.UID != plan.Owner.UID {
+		return "", nil
+	}
+	p, err := v.Pod(plan.Pod.Name)
+	switch {
+	case err != nil, p == nil, p.UID != plan.Pod.UID, p.UpgradeID != plan.UpgradeID:
+		return "", nil
+	case p.State == rollout.InFlight, p.State == rollout.Pending:
+		return "", nil
+	}
+	return string(p.State), nil
+}
