@@ -150,6 +150,10 @@ func (s *step) gone(ctx context.Context) ([]cloudevents.Event, error) {
 	if plan == nil || s.f.reported.ended(*plan) {
 		return nil, nil
 	}
+	if !s.leased {
+		// Reading the record is part of acting on the pod: under its lease.
+		return nil, errLease
+	}
 	if s.f.d.Guard != nil {
 		state, err := s.f.d.Guard.Ended(ctx, *plan)
 		if err != nil {
