@@ -74,11 +74,32 @@ func (f *Function) delete(ctx context.Context, p *corev1.Pod) error {
 	}
 	err := f.d.Client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{
 		Preconditions: metav1.NewUIDPreconditions(string(p.UID))})
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+	if apierrors.IsConflict(err) {
+		// The UID precondition failed (the name holds another pod: ours is
+		// gone), or the API server answered a conflict of its own: only a
+		// read tells them apart.
+		err = f.goneSince(ctx, p, err)
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("pre-pull: delete pod %s/%s: %w", p.Namespace, p.Name, err)
 	}
 	f.deleted.Set(p.UID, true, deletedFor)
 	return nil
+}
+
+// goneSince is nil when p (by UID) no longer exists, or is being deleted,
+// and conflict (the delete's answer, for a retry) while it is still there.
+func (f *Function) goneSince(ctx context.Context, p *corev1.Pod, conflict error) error {
+	cur, err := f.d.Client.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return err
+	case cur.UID != p.UID || cur.DeletionTimestamp != nil:
+		return nil
+	}
+	return conflict
 }
 
 // withImages finds the pod pre-pulling the images of key.
