@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
@@ -20,36 +18,33 @@ import (
 // the kubelet's side of "patched → verified", told apart from the
 // project's (the pod.updated, verify's decision, upgrade.succeeded).
 type readyWatch struct {
-	cancel context.CancelFunc
+	w *podWatch
 
 	mu     sync.Mutex
 	digest string
 	at     map[string]time.Time // "namespace/name" → first seen Ready on digest
 }
 
-// watchReady starts the watch; target sets the digest once it is known
-// (a pod cannot run it before it is pushed).
+// watchReady starts the watch (watchPods, with a handler of its own);
+// target sets the digest once it is known (a pod cannot run it before it
+// is pushed).
 func watchReady(ctx context.Context, c kubernetes.Interface, ns string) (*readyWatch, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	f := informers.NewSharedInformerFactoryWithOptions(c, 0, informers.WithNamespace(ns))
-	inf := f.Core().V1().Pods().Informer()
-	w := &readyWatch{cancel: cancel, at: map[string]time.Time{}}
-	seen := func(obj any) {
-		if p, ok := obj.(*corev1.Pod); ok {
-			w.observe(p, time.Now())
-		}
-	}
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: seen,
-		UpdateFunc: func(_, cur any) { seen(cur) }}); err != nil {
-		cancel()
+	w, err := watchPods(ctx, c, ns)
+	if err != nil {
 		return nil, err
 	}
-	f.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		cancel()
-		return nil, fmt.Errorf("watch pods in %s: not synced", ns)
+	r := &readyWatch{w: w, at: map[string]time.Time{}}
+	seen := func(obj any) {
+		if p, ok := obj.(*corev1.Pod); ok {
+			r.observe(p, time.Now())
+		}
 	}
-	return w, nil
+	if _, err := w.inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: seen,
+		UpdateFunc: func(_, cur any) { seen(cur) }}); err != nil {
+		w.stop()
+		return nil, err
+	}
+	return r, nil
 }
 
 func (w *readyWatch) target(digest string) {
@@ -94,4 +89,4 @@ func (w *readyWatch) stamps() map[string]time.Time {
 	return out
 }
 
-func (w *readyWatch) stop() { w.cancel() }
+func (w *readyWatch) stop() { w.w.stop() }
