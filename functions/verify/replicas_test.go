@@ -1,7 +1,6 @@
 package verify_test
 
 import (
-	"context"
 	"sync"
 	"testing"
 
@@ -89,17 +88,6 @@ func TestOneDecisionPerPodAcrossReplicas(t *testing.T) {
 	}
 }
 
-// staleReader is another replica's cache that has not seen patch-pod's
-// write yet: it still holds the pod as it was before.
-type staleReader struct {
-	kube.Reader
-	pod *corev1.Pod
-}
-
-func (r staleReader) Pod(context.Context, string, string) (*corev1.Pod, error) {
-	return r.pod.DeepCopy(), nil
-}
-
 // A replica of verify whose cache is behind the patch (another replica's
 // patch-pod wrote it a moment ago) reads the pod again from the API server
 // instead of judging the pod as it was before: there, the state patch-pod
@@ -116,7 +104,7 @@ func TestAReplicaBehindThePatchReadsThePodAgain(t *testing.T) {
 	before := fntest.Get(t, w, pod)
 	fx := fixture{w: w, ns: ns, patch: patchpod.New(patchpod.Deps{Client: pc, Guard: fntest.Guard(pc)})}
 	patched := fx.patched(t, fntest.Plan(t, pod, "up-stale", v2))
-	fn := verify.New(verify.Deps{Client: vc, Guard: fntest.Guard(vc), Reader: staleReader{Reader: kube.Live{Client: vc}, pod: before}})
+	fn := verify.New(verify.Deps{Client: vc, Guard: fntest.Guard(vc), Reader: &podReader{Reader: kube.Live{Client: vc}, pod: before}})
 	outs, err := fn.Handle(t.Context(), patched)
 	if err != nil && !fntest.IsNotYet(err) {
 		t.Fatal(err)
