@@ -109,18 +109,19 @@ func (s State) Encode() string {
 }
 
 // ParseState reads the pod's inplace.dev/state annotation: nil when absent, a
-// permanent error naming the annotation when it is not a State.
+// permanent error naming the annotation when it is not a State. The State
+// is the caller's own (a copy of the one decoded once per annotation value).
 func ParseState(pod *corev1.Pod) (*State, error) {
 	raw, ok := pod.Annotations[StateAnnotation]
 	if !ok {
 		return nil, nil
 	}
-	var s State
-	if err := json.Unmarshal([]byte(raw), &s); err != nil {
+	s, ok, err := states.parse(raw)
+	if err != nil {
 		return nil, settle.Permanentf("pod %s/%s: annotation %s: %w", pod.Namespace, pod.Name, StateAnnotation, err)
 	}
-	if s.UpgradeID == "" || s.Phase == "" {
+	if !ok {
 		return nil, settle.Permanentf("pod %s/%s: annotation %s: upgradeID and phase are required", pod.Namespace, pod.Name, StateAnnotation)
 	}
-	return &s, nil
+	return s, nil
 }
