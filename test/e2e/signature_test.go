@@ -48,7 +48,7 @@ func (e *env) sign(key *signtest.Key, repo, digest string) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if _, err := signtest.Attach(e.t.Context(), e.w.Registry.Host(), e.ns+"/"+repo, digest, b, nil); err != nil {
+	if _, err := signtest.Attach(e.t.Context(), e.w.Registry.Host(), e.ns+"/"+repo, digest, b, e.w.Registry.Transport()); err != nil {
 		e.t.Fatal(err)
 	}
 }

@@ -114,6 +114,12 @@ func (r *Registry) serveHTTP(w http.ResponseWriter, req *http.Request) {
 // references for this registry start with it.
 func (r *Registry) Host() string { return r.host }
 
+// Transport is the registry's own HTTP transport, for clients of it in the
+// test process. http.DefaultTransport is shared with every httptest.Server,
+// whose Close breaks its idle connections under a request about to reuse
+// one ("CloseIdleConnections called").
+func (r *Registry) Transport() http.RoundTripper { return r.transport }
+
 // SetNotify replaces the notification endpoint. Distribution fixes its
 // endpoints when its app is built, so SetNotify builds a new Distribution
 // app over the same storage and swaps it in; requests already running finish

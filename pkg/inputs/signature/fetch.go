@@ -24,15 +24,19 @@ const (
 )
 
 // found is one bundle attached to the digest, or why it could not be read.
+// unread says the registry did not answer with the bundle (a network error,
+// a 5xx, 408 or 429): the bundle may verify when read again, so it is no
+// reason to refuse a push.
 type found struct {
 	ref    string
 	bundle *bundle.Bundle
 	err    error
+	unread bool
 }
 
 // bundles lists the Sigstore bundles attached to d. A registry that cannot
 // be reached is an error (retryable); a bundle that cannot be read is
-// reported with its reason, as a bundle that does not verify.
+// reported with its reason, and whether reading it again may succeed.
 func bundles(d name.Digest, opts []remote.Option) ([]found, error) {
 	idx, err := remote.Referrers(d, append(opts, remote.WithFilter("artifactType", BundleType))...)
 	if err != nil {
@@ -56,10 +60,29 @@ func bundles(d name.Digest, opts []remote.Option) ([]found, error) {
 		}
 		ref := d.Context().Digest(desc.Digest.String())
 		b, err := readBundle(ref, opts)
-		out = append(out, found{ref: ref.String(), bundle: b, err: err})
+		out = append(out, found{ref: ref.String(), bundle: b, err: err, unread: err != nil && transient(err)})
 	}
 	return out, nil
 }
+
+// transient says whether err, from reading a bundle, is the registry or
+// the network failing rather than the bundle: anything but an answer with a
+// 4xx status (other than 408 and 429) and a bundle that was read and found
+// wrong (errBadBundle).
+func transient(err error) bool {
+	if errors.Is(err, errBadBundle) {
+		return false
+	}
+	var terr *transport.Error
+	if errors.As(err, &terr) {
+		c := terr.StatusCode
+		return c >= 500 || c == http.StatusRequestTimeout || c == http.StatusTooManyRequests
+	}
+	return true
+}
+
+// errBadBundle marks a bundle that was read and is not one the gate accepts.
+var errBadBundle = errors.New("bad bundle")
 
 // readBundle reads the bundle layer of one referrer manifest.
 func readBundle(ref name.Digest, opts []remote.Option) (*bundle.Bundle, error) {
@@ -78,12 +101,12 @@ func readBundle(ref name.Digest, opts []remote.Option) (*bundle.Bundle, error) {
 		}
 		return decodeLayer(l)
 	}
-	return nil, errors.New("no layer of media type " + BundleType)
+	return nil, fmt.Errorf("%w: no layer of media type %s", errBadBundle, BundleType)
 }
 
 func decodeLayer(l v1.Layer) (*bundle.Bundle, error) {
 	if size, err := l.Size(); err == nil && size > maxBundleBytes {
-		return nil, fmt.Errorf("bundle of %d bytes (at most %d)", size, maxBundleBytes)
+		return nil, fmt.Errorf("%w: bundle of %d bytes (at most %d)", errBadBundle, size, maxBundleBytes)
 	}
 	rc, err := l.Compressed()
 	if err != nil {
@@ -95,11 +118,11 @@ func decodeLayer(l v1.Layer) (*bundle.Bundle, error) {
 		return nil, err
 	}
 	if len(raw) > maxBundleBytes {
-		return nil, fmt.Errorf("bundle larger than %d bytes", maxBundleBytes)
+		return nil, fmt.Errorf("%w: bundle larger than %d bytes", errBadBundle, maxBundleBytes)
 	}
 	var b bundle.Bundle
 	if err := b.UnmarshalJSON(raw); err != nil {
-		return nil, fmt.Errorf("not a Sigstore bundle: %w", err)
+		return nil, fmt.Errorf("%w: not a Sigstore bundle: %w", errBadBundle, err)
 	}
 	return &b, nil
 }

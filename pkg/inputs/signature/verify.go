@@ -67,7 +67,8 @@ type Request struct {
 // Verify returns who signed the pushed digest, as the policy wants, or an
 // error: ErrRefused (with ErrUnsigned when nothing is attached) naming
 // every reason, or another (retryable) error when the registry or the
-// cluster could not be asked.
+// cluster could not be asked, or when a bundle could not be read and none
+// that was read verifies.
 func (v *Verifier) Verify(ctx context.Context, r Request) (string, error) {
 	if r.Push.Digest == "" {
 		return "", fmt.Errorf("%w: the push of %s names no digest, and only a digest can be verified", ErrRefused, r.Push.Ref())
@@ -98,9 +99,13 @@ func (v *Verifier) Verify(ctx context.Context, r Request) (string, error) {
 	}
 	raw, _ := hex.DecodeString(strings.TrimPrefix(r.Push.Digest, "sha256:"))
 	var why []string
+	var unread error
 	for _, f := range list {
 		if f.err != nil {
 			why = append(why, f.ref+": "+f.err.Error())
+			if f.unread && unread == nil {
+				unread = fmt.Errorf("bundle %s of %s could not be read: %w", f.ref, r.Push.Digest, f.err)
+			}
 			continue
 		}
 		var fails []string
@@ -112,6 +117,11 @@ func (v *Verifier) Verify(ctx context.Context, r Request) (string, error) {
 			fails = append(fails, c.name+": "+err.Error())
 		}
 		why = append(why, f.ref+": "+strings.Join(fails, "; "))
+	}
+	if unread != nil {
+		// The bundle not read may be the one that verifies: try again
+		// rather than refuse.
+		return "", unread
 	}
 	return "", fmt.Errorf("%w: no signature on %s verifies as %s: %s", ErrRefused, r.Push.Digest, r.Policy, strings.Join(why, " | "))
 }

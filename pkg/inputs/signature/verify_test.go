@@ -3,6 +3,8 @@ package signature_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -71,7 +73,7 @@ func TestVerify(t *testing.T) {
 		return events.ImagePushedData{Registry: reg.Host(), Repository: "team/app", Tag: tag, Digest: d, Origin: "test"}
 	}
 	attach := func(p events.ImagePushedData, bundle []byte) {
-		if _, err := signtest.Attach(ctx, reg.Host(), p.Repository, p.Digest, bundle, nil); err != nil {
+		if _, err := signtest.Attach(ctx, reg.Host(), p.Repository, p.Digest, bundle, reg.Transport()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -129,4 +131,81 @@ func TestVerify(t *testing.T) {
 			t.Fatalf("err %v", err)
 		}
 	})
+}
+
+// failing fails every request whose path contains one of its strings:
+// with a network error, or with the status when it is set.
+type failing struct {
+	next   http.RoundTripper
+	paths  []string
+	status int
+}
+
+func (f *failing) RoundTrip(req *http.Request) (*http.Response, error) {
+	for _, p := range f.paths {
+		if strings.Contains(req.URL.Path, p) {
+			if f.status == 0 {
+				return nil, errors.New("read: connection reset by peer")
+			}
+			return &http.Response{StatusCode: f.status, Status: http.StatusText(f.status), Header: http.Header{},
+				Body: io.NopCloser(strings.NewReader("")), Request: req}, nil
+		}
+	}
+	return f.next.RoundTrip(req)
+}
+
+// A signed push whose bundle the registry fails to hand over (a broken
+// connection, a 5xx, a 429) is not refused: the error is one to try again,
+// and the next try, with the registry answering, finds the signer. A bundle
+// the registry answers 404 for is a reason to refuse.
+func TestABundleNotReadIsNoRefusal(t *testing.T) {
+	ctx := t.Context()
+	reg, err := testregistry.Start(ctx, testregistry.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = reg.Close() })
+	key, err := signtest.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := reg.Push(ctx, "team/app", "1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := events.ImagePushedData{Registry: reg.Host(), Repository: "team/app", Tag: "1.0.0", Digest: d, Origin: "test"}
+	b, err := key.Sign(signtest.Statement(p.Name(), p.Digest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	referrer, err := signtest.Attach(ctx, reg.Host(), p.Repository, p.Digest, b, reg.Transport())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := signature.Request{Push: p, Namespace: "shop", Policy: signature.Policy{Key: "cosign"}}
+	secrets := secrets{"shop/cosign": {Data: map[string][]byte{signature.KeySecretKey: key.PublicPEM()}}}
+	for _, tt := range []struct {
+		name    string
+		status  int
+		refused bool
+	}{
+		{"connection broken", 0, false},
+		{"503", http.StatusServiceUnavailable, false},
+		{"429", http.StatusTooManyRequests, false},
+		{"404", http.StatusNotFound, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := &failing{next: reg.Transport(), paths: []string{"/manifests/" + referrer}, status: tt.status}
+			v := &signature.Verifier{Secrets: secrets, Transport: tr}
+			_, err := v.Verify(ctx, req)
+			if err == nil || errors.Is(err, signature.ErrRefused) != tt.refused || !strings.Contains(err.Error(), referrer) {
+				t.Fatalf("Verify with the bundle's manifest failing = %v; want an error naming %s, refused %v", err, referrer, tt.refused)
+			}
+			tr.paths = nil
+			signer, err := v.Verify(ctx, req)
+			if err != nil || !strings.Contains(signer, "key shop/cosign") {
+				t.Fatalf("Verify again with the registry answering = %q, %v; want the key", signer, err)
+			}
+		})
+	}
 }
