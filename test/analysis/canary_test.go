@@ -146,7 +146,8 @@ func TestGoodCanaryIsPromoted(t *testing.T) {
 }
 
 // probeService starts a traffic probe calling web through its Service and
-// waits for its first answers.
+// waits until it answers steadily (kube-proxy has programmed the Service on
+// the probe's node): noFailures counts from there.
 func (e *env) probeService() *traffic.Probe {
 	e.t.Helper()
 	pr, err := traffic.Start(e.t.Context(), e.w.Client(), e.ns, "http://web."+e.ns+".svc.cluster.local:8080/",
@@ -154,9 +155,14 @@ func (e *env) probeService() *traffic.Probe {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if _, err := pr.Wait(e.t.Context(), time.Minute, "answers through the Service", func(c traffic.Counts) bool { return c.OK >= 50 }); err != nil {
+	opened, err := pr.Steady(e.t.Context(), time.Minute)
+	if err != nil {
 		e.t.Fatal(err)
 	}
+	if _, err := pr.Wait(e.t.Context(), time.Minute, "answers through the Service", func(c traffic.Counts) bool { return c.OK >= opened.OK+50 }); err != nil {
+		e.t.Fatal(err)
+	}
+	e.opened = opened
 	if e.rec, err = traffic.Record(e.t.Context(), e.w.Client(), e.ns, "app=web"); err != nil {
 		e.t.Fatal(err)
 	}
@@ -165,10 +171,14 @@ func (e *env) probeService() *traffic.Probe {
 
 func (e *env) noFailures(pr *traffic.Probe) {
 	e.t.Helper()
-	c, err := pr.Stop(e.t.Context())
+	final, err := pr.Stop(e.t.Context())
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	if e.opened.Failed != 0 {
+		e.t.Logf("before the Service answered steadily (not counted): %d of %d requests failed: %+v", e.opened.Failed, e.opened.Sent, e.opened.Samples)
+	}
+	c := final.Sub(e.opened)
 	e.t.Logf("probe through the Service: sent %d, failed %d, versions %v", c.Sent, c.Failed, c.Versions)
 	if c.Failed != 0 {
 		e.t.Errorf("%d of %d requests failed (refused %d, reset %d, timeout %d, 5xx %d): %+v%s",

@@ -51,6 +51,9 @@ type env struct {
 	// rec records the pods and EndpointSlices behind the Service while
 	// the probe runs, to explain a failed request.
 	rec *traffic.Recorder
+	// opened is the Service probe's counts when it answered steadily: the
+	// window noFailures checks starts there.
+	opened traffic.Counts
 }
 
 // newEnv starts the world; promURL (when not empty) replaces the world's

@@ -31,14 +31,14 @@ type trafficProbe struct {
 }
 
 // startTraffic runs the traffic probe against the run's Service through
-// its DNS name and opens a window once requests are answered.
+// its DNS name and opens a window once requests are answered steadily.
 func (p *part) startTraffic(ctx context.Context, r *prepared) (*trafficProbe, error) {
 	url := fmt.Sprintf("http://%s.%s.svc.cluster.local/", r.wl.Name, r.ns)
 	pr, err := traffic.Start(ctx, p.client, r.ns, url, traffic.Options{Registry: p.w.Registry})
 	if err != nil {
 		return nil, err
 	}
-	c, err := pr.Wait(ctx, time.Minute, "answers from "+url, func(c traffic.Counts) bool { return c.OK >= 10 })
+	c, err := pr.Steady(ctx, time.Minute)
 	if err != nil {
 		_, _ = pr.Stop(ctx)
 		return nil, err

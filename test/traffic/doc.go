@@ -10,7 +10,7 @@
 //
 //	p, err := traffic.Start(ctx, client, ns, "http://web."+ns+".svc.cluster.local:8080/",
 //		traffic.Options{Registry: w.Registry})
-//	before, err := p.Counts(ctx) // a window opens
+//	before, err := p.Steady(ctx, time.Minute) // a window opens once it answers
 //	... the rollout ...
 //	final, err := p.Stop(ctx)
 //	window := final.Sub(before)  // window.Failed, window.Versions

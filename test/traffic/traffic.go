@@ -65,6 +65,7 @@ type Probe struct {
 	client    kubernetes.Interface
 	namespace string
 	name      string
+	timeout   time.Duration
 }
 
 // Start creates the probe pod in namespace sending requests to url and
@@ -82,7 +83,7 @@ func Start(ctx context.Context, client kubernetes.Interface, namespace, url stri
 	if _, err := client.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		return nil, fmt.Errorf("start traffic probe: %w", err)
 	}
-	p := &Probe{client: client, namespace: namespace, name: opts.Name}
+	p := &Probe{client: client, namespace: namespace, name: opts.Name, timeout: opts.Timeout}
 	if err := p.awaitRunning(ctx, opts.StartTimeout); err != nil {
 		return nil, fmt.Errorf("start traffic probe %s/%s: %w", namespace, opts.Name, err)
 	}
@@ -188,6 +189,23 @@ func (p *Probe) Wait(ctx context.Context, timeout time.Duration, what string, co
 		return c, fmt.Errorf("traffic probe: waiting for %s: %w (counts %+v, last error %v)", what, err, c, last)
 	}
 	return c, nil
+}
+
+// Steady returns the counts once the URL has answered for longer than a
+// request may take: every request still in flight then was sent after the
+// first answer. Counts taken before are the window's start (Counts.Sub):
+// a Service's first moments, while kube-proxy on the probe's node has not
+// yet programmed its endpoints, refuse or drop requests, and that is no
+// failure of what the window measures.
+func (p *Probe) Steady(ctx context.Context, timeout time.Duration) (Counts, error) {
+	deadline := time.Now().Add(timeout)
+	first, err := p.Wait(ctx, timeout, "a first answer", func(c Counts) bool { return c.OK > 0 })
+	if err != nil {
+		return first, err
+	}
+	return p.Wait(ctx, time.Until(deadline), "answers for "+(2*p.timeout).String(), func(c Counts) bool {
+		return c.At.Sub(first.At) > 2*p.timeout
+	})
 }
 
 // Stop stops the probe's requests, waits for those in flight, deletes the
