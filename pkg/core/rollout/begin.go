@@ -11,6 +11,7 @@ import (
 // unfinished rollout of an older push, the new one supersedes it: pods in
 // flight stay in flight under their old upgrade (their outcome frees them
 // for the new target), every other pod is planned afresh for the new target.
+// The ends prev recorded are carried (Carried, then each pod's Ended).
 // The caller has checked that push is newer than prev's target, and that
 // prev is not in the middle of a template sync.
 func Begin(prev *Rollout, upgradeID string, w events.ObjectRef, push events.UpgradeRequestData, opts Options, now time.Time) *Rollout {
@@ -26,6 +27,7 @@ func Begin(prev *Rollout, upgradeID string, w events.ObjectRef, push events.Upgr
 			r.History[repo] = h
 		}
 		r.LastMoved = lastMoved(prev)
+		r.Carried = carry(prev)
 	}
 	if prev == nil || prev.Phase.Finished() {
 		return r
@@ -36,6 +38,7 @@ func Begin(prev *Rollout, upgradeID string, w events.ObjectRef, push events.Upgr
 		if p.State == InFlight {
 			cp := *p
 			r.Pods[name] = &cp
+			delete(r.Carried, name) // the entry carries its own
 		}
 	}
 	return r

@@ -149,7 +149,8 @@ func samePod(a, b *Pod) bool {
 		a.UpgradeID == b.UpgradeID && a.Wave == b.Wave && a.PlannedAt == b.PlannedAt && a.PlannedBy == b.PlannedBy &&
 		(a.Containers == nil) == (b.Containers == nil) && slices.Equal(a.Containers, b.Containers) &&
 		a.ReadinessGate == b.ReadinessGate && a.Reason == b.Reason && a.PatchedAt == b.PatchedAt &&
-		a.Attempts == b.Attempts && a.Reminded == b.Reminded && a.RemindedFor == b.RemindedFor
+		a.Attempts == b.Attempts && a.Reminded == b.Reminded && a.RemindedFor == b.RemindedFor &&
+		(a.Ended == nil) == (b.Ended == nil) && slices.Equal(a.Ended, b.Ended)
 }
 
 // sweep forgets the entries of pods the last encoding did not have.

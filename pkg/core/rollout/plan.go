@@ -26,7 +26,8 @@ func Plan(r *Rollout, cands []Candidate, inputID string, paused bool, now time.T
 	return out
 }
 
-// reconcile adds new pods, notices pods that need nothing anymore, and
+// reconcile adds new pods (each taking over the ends carried for its name:
+// Ended), notices pods that need nothing anymore, and
 // handles pods that left: untouched ones (pending, current) are forgotten,
 // those whose upgrade ended move to Gone (they still count), in-flight ones
 // stay until their outcome is reported (verify, or the watchdog).
@@ -41,8 +42,15 @@ func reconcile(r *Rollout, cands []Candidate) {
 		}
 		if !ok || p.UID != c.Pod.UID || p.State == Pending {
 			n := fromCandidate(c)
-			if ok && p.UID == c.Pod.UID {
-				n.Attempts = p.Attempts // a re-plan is a try of its own
+			switch {
+			case ok:
+				n.Ended = endsOf(p)
+				if p.UID == c.Pod.UID {
+					n.Attempts = p.Attempts // a re-plan is a try of its own
+				}
+			case r.Carried[c.Pod.Name] != nil:
+				n.Ended = r.Carried[c.Pod.Name]
+				delete(r.Carried, c.Pod.Name)
 			}
 			r.Pods[c.Pod.Name] = n
 		}

@@ -72,6 +72,7 @@ func BeginRequest(prev *Rollout, x Request, w events.ObjectRef, opts Options, no
 		}
 		r.Push = prev.Push
 		r.LastMoved = lastMoved(prev)
+		r.Carried = carry(prev)
 	}
 	return r, nil
 }

@@ -82,6 +82,9 @@ type Pod struct {
 	// RemindedFor (the plan, the patch or the rollback: Remind).
 	Reminded    int       `json:"reminded,omitempty"`
 	RemindedFor time.Time `json:"remindedFor,omitzero"`
+	// Ended are the ends of earlier upgrades of a pod of this name, newest
+	// first, as the rollouts before recorded them (EndOf).
+	Ended []Ended `json:"ended,omitempty"`
 }
 
 // Attempt numbers the pod's current try from 0 (events.Plan.Attempt): its
@@ -157,6 +160,10 @@ type Rollout struct {
 	// Resize is set when the rollout changes containers' CPU and memory in
 	// place (a container.resize.requested) instead of a push.
 	Resize *Resize `json:"resize,omitempty"`
+	// Carried are the ends of the earlier rollouts' pods, by name, that
+	// no pod entry carries yet: a pod entry made for that name takes them
+	// over (Pod.Ended).
+	Carried map[string][]Ended `json:"carried,omitempty"`
 	// Analysis is set when the workload asks for a canary analysis
 	// (inplace.dev/analysis): its steps come before the remaining waves.
 	Analysis *Analysis `json:"analysis,omitempty"`

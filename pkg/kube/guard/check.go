@@ -26,7 +26,10 @@ func inFlight(r *rollout.Rollout, p *rollout.Pod, owner events.ObjectRef, pod *c
 	case p.UID != string(pod.UID):
 		return nil, forged(ReasonNotPlanned, "the rollout of %s planned pod %s with uid %s, not %s", owner, pod.Name, p.UID, pod.UID)
 	case p.UpgradeID != upgradeID:
-		return nil, forged(ReasonNotPlanned, "the rollout of %s has pod %s under upgrade %q, not %s", owner, pod.Name, p.UpgradeID, upgradeID)
+		// A later upgrade's: the record may carry how this one ended.
+		f := forged(ReasonNotPlanned, "the rollout of %s has pod %s under upgrade %q, not %s", owner, pod.Name, p.UpgradeID, upgradeID)
+		f.Ended = string(rollout.EndOf(r, p, pod.Name, string(pod.UID), upgradeID))
+		return nil, f
 	case p.State != rollout.InFlight:
 		r := forged(ReasonNotPlanned, "upgrade %s of pod %s is %s in the rollout record, not in flight", upgradeID, pod.Name, p.State)
 		r.Ended = string(p.State)
@@ -184,7 +187,8 @@ type Refusal struct {
 	Withdrawn bool
 	// Ended is the pod's state in the rollout record (Succeeded, Failed,
 	// RolledBack, ...) when the record has this very upgrade of this very
-	// pod and it is over: the claim is not forged, only late (a success
+	// pod and it is over, also as an end a later rollout carries
+	// (rollout.EndOf): the claim is not forged, only late (a success
 	// verify recorded on the bus and in the record, not on the pod).
 	Ended string
 	// NotInFlight: the record has no such upgrade of this pod in flight

@@ -7,9 +7,10 @@ import (
 )
 
 // TestEndedReadsThePlansPodInTheRecord: Ended is the pod's recorded state
-// once that upgrade of that pod (its name, its UID) is over there, "" while
-// in flight or for another pod, upgrade or workload; cached records that
-// have it in flight are read again past the cache.
+// once that upgrade of that pod (its name, its UID) is over there, also as
+// an end the next rollout's record carries, "" while in flight or for
+// another pod, upgrade or workload; cached records that have it in flight
+// are read again past the cache.
 func TestEndedReadsThePlansPodInTheRecord(t *testing.T) {
 	with := func(f func(r *rollout.Rollout)) *rollout.Rollout {
 		r := record()
@@ -29,6 +30,18 @@ func TestEndedReadsThePlansPodInTheRecord(t *testing.T) {
 		{"another upgrade", with(func(r *rollout.Rollout) { r.Pods["web-1"].State, r.Pods["web-1"].UpgradeID = rollout.Succeeded, "u-0" }), ""},
 		{"another workload", with(func(r *rollout.Rollout) { r.Pods["web-1"].State, r.Workload.UID = rollout.Succeeded, "other" }), ""},
 		{"no such pod", with(func(r *rollout.Rollout) { delete(r.Pods, "web-1") }), ""},
+		{"carried by the next rollout's pod", with(func(r *rollout.Rollout) {
+			r.Pods["web-1"].UpgradeID = "u-2"
+			r.Pods["web-1"].Ended = []rollout.Ended{{UpgradeID: "u-1", UID: "pod-1", State: rollout.Succeeded}}
+		}), string(rollout.Succeeded)},
+		{"carried by the next rollout's record", with(func(r *rollout.Rollout) {
+			delete(r.Pods, "web-1")
+			r.Carried = map[string][]rollout.Ended{"web-1": {{UpgradeID: "u-1", UID: "pod-1", State: rollout.RolledBack}}}
+		}), string(rollout.RolledBack)},
+		{"carried, another uid", with(func(r *rollout.Rollout) {
+			r.Pods["web-1"].UpgradeID = "u-2"
+			r.Pods["web-1"].Ended = []rollout.Ended{{UpgradeID: "u-1", UID: "pod-0", State: rollout.Succeeded}}
+		}), ""},
 	} {
 		g := &Guard{Records: encoded(t, c.r, 1)}
 		if got, err := g.Ended(t.Context(), plan()); err != nil || got != c.want {

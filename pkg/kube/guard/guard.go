@@ -211,8 +211,9 @@ func (g *Guard) find(ctx context.Context, pod *corev1.Pod, upgradeID string) (*c
 
 // Ended is the state the rollout record holds plan's pod in once plan's
 // upgrade of it is over there (Succeeded, Failed, RolledBack, Deleted,
-// ...); "" while it is in flight, or when the record has no such pod (its
-// name, its UID) under that upgrade. The record is found by the plan's
+// ...), also when a later rollout took the record and carries that end
+// (rollout.EndOf); "" while it is in flight, or when the record has no
+// such pod (its name, its UID) under that upgrade. The record is found by the plan's
 // owner, not the pod's live one: verify asks once the pod is gone, and its
 // owner may be gone with it (its namespace deleted); a plan that names
 // another owner finds nothing there and reads "". Cached records that have
@@ -243,11 +244,8 @@ func ended(ctx context.Context, records Records, decoded *rollout.Decoded, plan 
 		return "", nil
 	}
 	p, err := v.Pod(plan.Pod.Name)
-	switch {
-	case err != nil, p == nil, p.UID != plan.Pod.UID, p.UpgradeID != plan.UpgradeID:
-		return "", nil
-	case p.State == rollout.InFlight, p.State == rollout.Pending:
+	if err != nil {
 		return "", nil
 	}
-	return string(p.State), nil
+	return string(rollout.EndOf(v.Record(), p, plan.Pod.Name, plan.Pod.UID, plan.UpgradeID)), nil
 }
