@@ -31,8 +31,12 @@
 // and is delivered again. A timer that comes back after the next upgrade
 // took the pod reports how its upgrade had ended then, as the next
 // upgrade's state records it (inplace.EndBefore); only an upgrade still
-// under way then, or one that state says nothing of, was superseded. pod.updated only makes decisions sooner; for
-// pods without an upgrade in flight it does nothing.
+// under way then, or one that state says nothing of, was superseded, unless
+// the rollout record has its end: compute-spec's records carry each pod's
+// recorded ends into the next rollouts' (rollout.EndOf), and no upgrade is
+// reported failed (superseded, changed by others, gone) that the record
+// has over; a timer reports that end instead. pod.updated only makes
+// decisions sooner; for pods without an upgrade in flight it does nothing.
 // Every write is guarded by a test of the state annotation as read, so
 // concurrent deliveries cannot both act; outcome ids depend only on the
 // upgrade, the pod and the outcome (inplace.StepID), so every path to the

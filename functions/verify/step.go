@@ -91,10 +91,13 @@ func (s *step) attempt(ctx context.Context) ([]cloudevents.Event, error) {
 	}
 	switch {
 	case st == nil:
+		if outs, ok, err := s.endRecorded(ctx, plan, nil); ok {
+			return outs, err
+		}
 		return s.outcome(plan, nil, pod, events.UpgradeFailed, events.OutcomeFailed,
 			inplace.ReasonChangedByOthers, "the pod's "+inplace.StateAnnotation+" annotation is gone")
 	case st.UpgradeID != plan.UpgradeID || !st.Phase.Active():
-		return s.ended(plan, st, pod)
+		return s.ended(ctx, plan, st, pod)
 	}
 	now, l := s.f.d.Clock.Now(), s.f.limits(plan)
 	if st.Resize != nil {
@@ -131,12 +134,9 @@ func (s *step) planFor(pod *corev1.Pod, st *inplace.State) (events.Plan, bool) {
 
 // gone: the pod is deleted or replaced. A timer reports it; pod.updated
 // reports it from the pod it saw last when that had an upgrade in flight.
-// An upgrade that had ended before is not reported gone: a success with no
-// gate to open writes nothing on the pod (close), whose state still reads
-// Patched when it is deleted later. This process may have confirmed that
-// end on the stream (reported.ended): nothing more is said; or the rollout
-// record has the pod's upgrade over: a timer reports that end (the same
-// event, by id, as when it ended), a pod.updated nothing (recorded).
+// An upgrade that had ended before is not reported gone (endRecorded): a
+// success with no gate to open writes nothing on the pod (close), whose
+// state still reads Patched when it is deleted later.
 func (s *step) gone(ctx context.Context) ([]cloudevents.Event, error) {
 	plan := s.plan
 	var last *inplace.State
@@ -147,37 +147,63 @@ func (s *step) gone(ctx context.Context) ([]cloudevents.Event, error) {
 			plan = &p
 		}
 	}
-	if plan == nil || s.f.reported.ended(*plan) {
+	if plan == nil {
 		return nil, nil
 	}
-	if !s.leased {
-		// Reading the record is part of acting on the pod: under its lease.
-		return nil, errLease
+	var was *inplace.State
+	if last != nil && last.UpgradeID == plan.UpgradeID {
+		was = &inplace.State{UpgradeID: plan.UpgradeID, PatchedAt: last.PatchedAt}
 	}
-	if s.f.d.Guard != nil {
-		state, err := s.f.d.Guard.Ended(ctx, *plan)
-		if err != nil {
-			return nil, fmt.Errorf("verify %s: %w", s.ref, err)
-		}
-		if state != "" && state != string(rollout.Deleted) {
-			st := &inplace.State{UpgradeID: plan.UpgradeID}
-			if last != nil && last.UpgradeID == plan.UpgradeID {
-				st.PatchedAt = last.PatchedAt
-			}
-			return s.recorded(*plan, st, nil, state)
-		}
+	if outs, ok, err := s.endRecorded(ctx, *plan, was); ok {
+		return outs, err
 	}
 	return s.outcome(*plan, nil, nil, events.UpgradeFailed, events.OutcomeFailed,
 		inplace.ReasonPodDeleted, fmt.Sprintf("pod %s (uid %s) is gone", plan.Pod, plan.Pod.UID))
+}
+
+// endRecorded answers for plan's upgrade, about to be reported failed,
+// when it had ended already: this process confirmed its success or
+// rollback on the stream (reported.ended): nothing more is said; or the
+// rollout record has it over (guard.Ended: the pod's entry, or the end a
+// later rollout carries past its own plan of the pod): a timer reports
+// that end (the same event, by id, as when it ended; was, if known, is its
+// state then), other inputs nothing (recorded). ok is false when neither
+// says so (in flight, never recorded, or recorded Deleted): the failure
+// stands.
+func (s *step) endRecorded(ctx context.Context, plan events.Plan, was *inplace.State) (outs []cloudevents.Event, ok bool, err error) {
+	if s.f.reported.ended(plan) {
+		return nil, true, nil
+	}
+	if s.f.d.Guard == nil {
+		return nil, false, nil
+	}
+	if !s.leased {
+		// Reading the record is part of acting on the pod: under its lease.
+		return nil, true, errLease
+	}
+	state, err := s.f.d.Guard.Ended(ctx, plan)
+	switch {
+	case err != nil:
+		return nil, true, fmt.Errorf("verify %s: %w", s.ref, err)
+	case state == "" || state == string(rollout.Deleted):
+		return nil, false, nil
+	}
+	if was == nil {
+		was = &inplace.State{UpgradeID: plan.UpgradeID}
+	}
+	outs, err = s.recorded(plan, was, nil, state)
+	return outs, true, err
 }
 
 // ended handles a state that is not this plan's or no longer active: a
 // timer reports how the upgrade ended (the same event, by id, as when it
 // ended); other inputs do nothing. When another upgrade has taken the pod,
 // its state says how this one stood then (inplace.EndBefore): an end the
-// pod bears out is reported as that end; an upgrade still under way then,
-// or one the state says nothing of, was superseded.
-func (s *step) ended(plan events.Plan, st *inplace.State, pod *corev1.Pod) ([]cloudevents.Event, error) {
+// pod bears out is reported as that end. An upgrade still under way then,
+// or one the state says nothing of, was superseded, unless the rollout
+// record has its end (endRecorded): a success with nothing written on the
+// pod, whose image someone changed before the next upgrade took it.
+func (s *step) ended(ctx context.Context, plan events.Plan, st *inplace.State, pod *corev1.Pod) ([]cloudevents.Event, error) {
 	if !s.timer {
 		return nil, nil
 	}
@@ -185,6 +211,15 @@ func (s *step) ended(plan events.Plan, st *inplace.State, pod *corev1.Pod) ([]cl
 		return s.reportEnd(plan, st, pod)
 	}
 	r, why := inplace.EndBefore(pod, st, plan)
+	if r == nil || why != "" {
+		var was *inplace.State
+		if r != nil {
+			was = r.AsState()
+		}
+		if outs, ok, err := s.endRecorded(ctx, plan, was); ok {
+			return outs, err
+		}
+	}
 	switch {
 	case r == nil:
 		return s.outcome(plan, nil, nil, events.UpgradeFailed, events.OutcomeFailed, inplace.ReasonSuperseded,
