@@ -2,6 +2,8 @@ package kube
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -115,43 +117,54 @@ func replicaSetWorkload(rs *appsv1.ReplicaSet) Workload {
 		Meta: *metaOf(rs), Replicas: int(ptrOr(rs.Spec.Replicas, 1)), MinReadySeconds: int(rs.Spec.MinReadySeconds), Object: rs}
 }
 
-// PodsOf returns the live pods of a workload (not terminating), by name.
+// PodsOf returns the live pods of a workload (not terminating), by name,
+// in a slice of the caller's own.
 func (c *Cache) PodsOf(w events.ObjectRef) ([]*corev1.Pod, error) {
-	var objs []any
+	var pods []*corev1.Pod
 	switch w.Kind {
 	case "Pod":
 		p, err := c.Pods.Pods(w.Namespace).Get(w.Name)
 		if err != nil {
 			return nil, ignoreNotFound(err)
 		}
-		objs = []any{p}
+		pods = []*corev1.Pod{p}
 	case "Deployment":
 		sets, err := c.replicaSets.GetIndexer().ByIndex(byOwner, "Deployment/"+w.Namespace+"/"+w.Name)
 		if err != nil {
 			return nil, err
 		}
+		lists := 0
 		for _, s := range sets {
 			rs := s.(*appsv1.ReplicaSet)
-			more, err := c.pods.GetIndexer().ByIndex(byOwner, "ReplicaSet/"+rs.Namespace+"/"+rs.Name)
+			more, err := c.owned.of(c.pods.GetIndexer(), "ReplicaSet/"+rs.Namespace+"/"+rs.Name)
 			if err != nil {
 				return nil, err
 			}
-			objs = append(objs, more...)
+			if len(more) > 0 {
+				lists++
+			}
+			if pods == nil {
+				pods = more
+			} else {
+				pods = append(pods, more...)
+			}
+		}
+		if lists > 1 {
+			slices.SortFunc(pods, func(a, b *corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
 		}
 	default:
 		var err error
-		if objs, err = c.pods.GetIndexer().ByIndex(byOwner, w.Kind+"/"+w.Namespace+"/"+w.Name); err != nil {
+		if pods, err = c.owned.of(c.pods.GetIndexer(), w.Kind+"/"+w.Namespace+"/"+w.Name); err != nil {
 			return nil, err
 		}
 	}
-	pods := toPods(objs)
 	live := pods[:0]
 	for _, p := range pods {
 		if p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
 			live = append(live, p)
 		}
 	}
-	return c.orders.sorted(w.String(), live), nil
+	return live, nil
 }
 
 func ignoreNotFound(err error) error {
