@@ -77,8 +77,10 @@ type FunctionDeps struct {
 	// restarts); nil registers none.
 	Registry prometheus.Registerer
 	// WatchRollouts, when set, feeds pre-pull every rollout record as it
-	// changes (bus.KV.Watch, as pre-pull's identity), so it pre-pulls on
-	// every node of a rollout at once; nil: only as pods are planned.
+	// changes (bus.KV.WatchLatest, as pre-pull's identity: the newest
+	// revision of each record, those a newer one replaced while pre-pull
+	// was busy skipped), so it pre-pulls on every node of a rollout at
+	// once; nil: only as pods are planned.
 	WatchRollouts func(ctx context.Context, fn func(key string, rev uint64, value []byte)) error
 	// Informers are the process's informers (nodes included). With
 	// Publish, compute-spec plans a pod only once its node has the images
@@ -268,7 +270,7 @@ func (a *App) buildFunctions(ctx context.Context, p *config.Process, l *links, l
 			if err != nil {
 				return err
 			}
-			d.WatchRollouts = kv.WatchRevisions
+			d.WatchRollouts = kv.WatchLatest
 		}
 		for _, fn := range []string{patchpod.Name, verify.Name} {
 			if p.Runs(fn) {
