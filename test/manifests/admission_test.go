@@ -128,6 +128,20 @@ func TestAdmissionPolicyBoundsTheFunctions(t *testing.T) {
 	if err := keeper.Allow(t.Context(), kube.Owners([]*corev1.Pod{opted, member})); err != nil {
 		t.Fatalf("compute-spec keeps the opted-in owners: %v", err)
 	}
+	// The API server reads the policy's parameter from its own informer: a
+	// write right after the ConfigMap's may still find the owners absent.
+	for _, pod := range []*corev1.Pod{opted, member} {
+		err := world.Eventually(t.Context(), fntest.Timeout, "the policy sees "+pod.Name+"'s owner opted in", func(ctx context.Context) (bool, error) {
+			err := annotate(ctx, ids["patch-pod"].client, pod, inplace.StateAnnotation, "{}", true)
+			if err != nil && !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) {
+				return false, err
+			}
+			return err == nil, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	image := func(img string) map[string]any {
 		return map[string]any{"spec": map[string]any{"containers": []map[string]any{{"name": "app", "image": img}}}}
