@@ -1,7 +1,6 @@
 package inplace
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -34,25 +33,10 @@ func GateFalseReadyPatch(pod *corev1.Pod, reason, message string, now time.Time)
 	if !ok {
 		return GatePatch(pod.UID, corev1.ConditionFalse, reason, message, now), false
 	}
-	type condition struct {
-		Type               corev1.PodConditionType `json:"type"`
-		Status             corev1.ConditionStatus  `json:"status"`
-		Reason             string                  `json:"reason,omitempty"`
-		Message            string                  `json:"message,omitempty"`
-		LastTransitionTime metav1.Time             `json:"lastTransitionTime"`
-	}
 	t := metav1.NewTime(now.UTC())
-	body := map[string]any{
-		"metadata": map[string]any{"uid": pod.UID},
-		"status": map[string]any{"conditions": []condition{
-			{Type: ReadinessGate, Status: corev1.ConditionFalse, Reason: reason, Message: message, LastTransitionTime: t},
-			{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: ReasonReadinessGatesNotReady, Message: msg, LastTransitionTime: t},
-		}},
-	}
-	b, err := json.Marshal(body)
-	if err != nil { // strings and a time only: cannot happen
-		panic("inplace: encode gate patch: " + err.Error())
-	}
+	b := conditionsPatch(pod.UID,
+		condition{Type: ReadinessGate, Status: corev1.ConditionFalse, Reason: reason, Message: message, LastTransitionTime: t},
+		condition{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: ReasonReadinessGatesNotReady, Message: msg, LastTransitionTime: t})
 	return b, true
 }
 
