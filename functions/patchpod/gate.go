@@ -33,26 +33,18 @@ func (s *step) drain(ctx context.Context, pod *corev1.Pod, now time.Time) (*core
 	covered := stopsAfterPreStop(pod, s.plan)
 	since, ok := gateFalseSince(pod)
 	if !ok {
-		msg := gateMessage(inplace.GateStartMessage(s.plan.UpgradeID, s.plan.Target), now)
+		msg := inplace.GateStartMessage(s.plan.UpgradeID, s.plan.Target)
+		written, err := s.setGate(ctx, pod, corev1.ConditionFalse, inplace.GateReasonStart, gateMessage(msg, now), now)
+		if err != nil {
+			return nil, err
+		}
 		if covered && grace == 0 {
-			// The patch follows at once: Ready goes False in the same
-			// write, as the kubelet would write it, so the kubelet starts
-			// no sync for the gate alone and acts on the patch in the sync
-			// the patch starts (GateFalseReadyPatch).
-			patch, _ := inplace.GateFalseReadyPatch(pod, inplace.GateReasonStart, msg, now)
-			written, err := s.patchStatus(ctx, pod, patch, corev1.ConditionFalse)
-			if err != nil {
-				return nil, err
-			}
 			if !s.plan.StepEvents {
 				s.f.d.Recorder.Eventf(pod, corev1.EventTypeNormal, EventUpgrade,
 					"Readiness gate %s set False; patching now: the kubelet stops the restarted containers only after their preStop hooks, while the pod leaves service",
 					inplace.ReadinessGate)
 			}
 			return written, nil
-		}
-		if _, err := s.setGate(ctx, pod, corev1.ConditionFalse, inplace.GateReasonStart, msg, now); err != nil {
-			return nil, err
 		}
 		if !s.plan.StepEvents {
 			s.f.d.Recorder.Eventf(pod, corev1.EventTypeNormal, EventUpgrade,
@@ -173,12 +165,7 @@ func gateFalseSince(pod *corev1.Pod) (time.Time, bool) {
 // setGate writes the gate condition through the status subresource, pinned
 // to the pod's UID.
 func (s *step) setGate(ctx context.Context, pod *corev1.Pod, status corev1.ConditionStatus, reason, msg string, now time.Time) (*corev1.Pod, error) {
-	return s.patchStatus(ctx, pod, inplace.GatePatch(pod.UID, status, reason, msg, now), status)
-}
-
-// patchStatus sends a patch of the gate (status, for the error) through
-// the status subresource.
-func (s *step) patchStatus(ctx context.Context, pod *corev1.Pod, patch []byte, status corev1.ConditionStatus) (*corev1.Pod, error) {
+	patch := inplace.GatePatch(pod.UID, status, reason, msg, now)
 	out, err := s.f.d.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch,
 		metav1.PatchOptions{FieldManager: FieldManager}, "status")
 	if err != nil {

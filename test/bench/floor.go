@@ -21,8 +21,7 @@ import (
 
 // upgradeFloor moves the prepared workload's pods to 1.1.0 as an ideal
 // controller would, with no cost of its own: the scenario's budget at a
-// time, each pod's gate False (with Ready False, as patch-pod writes it)
-// and its image patched back to back, gate
+// time, each pod's gate False and its image patched back to back, gate
 // True as soon as the kubelet has taken the patch up (as verify opens it). What is left is the time the
 // kubelet itself needs for the same restarts: the floor under in place.
 func (p *part) upgradeFloor(ctx context.Context, r *prepared) (time.Duration, error) {
@@ -52,10 +51,6 @@ func (p *part) floor(ctx context.Context, ns, app, image string, budget int, gat
 	defer w.stop()
 	pods := podsOf(w, app)
 	slices.SortFunc(pods, func(a, b *corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
-	byName := map[string]*corev1.Pod{}
-	for _, pod := range pods {
-		byName[pod.Name] = pod
-	}
 	ctx, cancel := context.WithTimeout(ctx, rolloutLimit)
 	defer cancel()
 	start := time.Now()
@@ -69,7 +64,7 @@ func (p *part) floor(ctx context.Context, ns, app, image string, budget int, gat
 		pods = pods[n:]
 		err := parallel(ctx, batch, func(ctx context.Context, name string) error {
 			if gate {
-				if err := gateFalse(ctx, p.client, byName[name]); err != nil {
+				if err := setGate(ctx, p.client, ns, name, corev1.ConditionFalse); err != nil {
 					return err
 				}
 			}
@@ -190,19 +185,6 @@ func setGate(ctx context.Context, c kubernetes.Interface, ns, name string, s cor
 	_, err := c.CoreV1().Pods(ns).Patch(ctx, name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}, "status")
 	if err != nil {
 		return fmt.Errorf("gate %s of %s/%s: %w", s, ns, name, err)
-	}
-	return nil
-}
-
-// gateFalse sets the gate False as patch-pod does before a patch that
-// follows at once: with the pod's Ready False as the kubelet computes it
-// (inplace.GateFalseReadyPatch), so the kubelet starts no sync for the
-// gate alone and takes the patch up in the sync the patch starts.
-func gateFalse(ctx context.Context, c kubernetes.Interface, pod *corev1.Pod) error {
-	patch, _ := inplace.GateFalseReadyPatch(pod, "Floor", "", time.Now())
-	_, err := c.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
-	if err != nil {
-		return fmt.Errorf("gate False of %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	return nil
 }

@@ -40,7 +40,7 @@ type report struct {
 var sources = []string{
 	"time, in place: the registry's webhook reaching the receiver (a proxy in front of it) → the benchmark receiving rollout.completed on the bus",
 	"time, native: the template patch → `kubectl rollout status` complete (k8s.io/kubectl/pkg/polymorphichelpers' status viewer over a watch, as kubectl does)",
-	"time, floor: the benchmark itself as an ideal controller (gate False, with Ready False as patch-pod writes it, and patch back to back, gate True once the kubelet has taken the patch up), the same restarts at the same budget; " +
+	"time, floor: the benchmark itself as an ideal controller (gate False and patch back to back, gate True once the kubelet has taken the patch up), the same restarts at the same budget; " +
 		"where the image is not on the nodes, the first batch's kubelets pull it in their own sync and a pod like pre-pull's pulls it at once on every node only later batches run on",
 	"writes and requests: the kube-apiserver audit log (every request once, at ResponseComplete, leases left out), by user agent and user: " +
 		"inplace = the project's client (user agent \"inplace\"), kubelet = the nodes' status and deletes, scheduler = bindings (the simulated nodes' stand-in or kube-scheduler), " +

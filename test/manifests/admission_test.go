@@ -150,18 +150,6 @@ func TestAdmissionPolicyBoundsTheFunctions(t *testing.T) {
 		return map[string]any{"status": map[string]any{"conditions": []map[string]any{
 			{"type": typ, "status": "False", "reason": "Test", "lastTransitionTime": metav1.Now().UTC().Format("2006-01-02T15:04:05Z")}}}}
 	}
-	// conds: each condition a type, a status, a reason and a message.
-	conds := func(cs ...[4]string) map[string]any {
-		var list []map[string]any
-		for _, c := range cs {
-			list = append(list, map[string]any{"type": c[0], "status": c[1], "reason": c[2], "message": c[3],
-				"lastTransitionTime": metav1.Now().UTC().Format("2006-01-02T15:04:05Z")})
-		}
-		return map[string]any{"status": map[string]any{"conditions": list}}
-	}
-	gateFalse := func(msg string) [4]string { return [4]string{inplace.ReadinessGate, "False", "Test", msg} }
-	ready := func(status, reason, msg string) [4]string { return [4]string{"Ready", status, reason, msg} }
-	const notReady = inplace.ReasonReadinessGatesNotReady
 	cpu := func(q string) map[string]any {
 		return map[string]any{"spec": map[string]any{"containers": []map[string]any{
 			{"name": "app", "resources": map[string]any{"requests": map[string]string{"cpu": q}}}}}}
@@ -190,13 +178,6 @@ func TestAdmissionPolicyBoundsTheFunctions(t *testing.T) {
 			"tolerations": []map[string]any{{"key": "evil", "operator": "Exists"}}}}, "", false},
 		{"patch-pod", "the readiness gate", opted, gate(inplace.ReadinessGate), "status", true},
 		{"patch-pod", "another condition", opted, gate("example.com/x"), "status", false},
-		{"patch-pod", "Ready False with the gate False, as the kubelet writes it", opted,
-			conds(gateFalse("a"), ready("False", notReady, "a")), "status", true},
-		{"patch-pod", "Ready False with the gate True", opted,
-			conds([4]string{inplace.ReadinessGate, "True", "Test", "b"}, ready("False", notReady, "b")), "status", false},
-		{"patch-pod", "Ready False for another reason", opted, conds(gateFalse("c"), ready("False", "Evil", "c")), "status", false},
-		{"patch-pod", "Ready True", opted, conds(gateFalse("d"), ready("True", "", "d")), "status", false},
-		{"verify", "Ready False with the gate False", opted, conds(gateFalse("e"), ready("False", notReady, "e")), "status", false},
 		{"patch-pod", "a container's CPU through pods/resize", opted, cpu("200m"), "resize", true},
 		{"patch-pod", "a container's CPU through pods/resize of a pod whose owner did not opt in", other, cpu("200m"), "resize", false},
 		{"patch-pod", "the revision label of a StatefulSet's pod with its image", member, labelled(v2.Ref), "", true},

@@ -42,23 +42,17 @@ func GateStatus(pod *corev1.Pod) (corev1.ConditionStatus, bool) {
 // uid, the patch also carries metadata.uid, which the API server refuses to
 // change: a replaced pod of the same name rejects it.
 func GatePatch(uid types.UID, status corev1.ConditionStatus, reason, message string, now time.Time) []byte {
-	return conditionsPatch(uid, condition{Type: ReadinessGate, Status: status, Reason: reason, Message: message,
-		LastTransitionTime: metav1.NewTime(now.UTC())})
-}
-
-// condition is a pod condition as a status patch sets it.
-type condition struct {
-	Type               corev1.PodConditionType `json:"type"`
-	Status             corev1.ConditionStatus  `json:"status"`
-	Reason             string                  `json:"reason,omitempty"`
-	Message            string                  `json:"message,omitempty"`
-	LastTransitionTime metav1.Time             `json:"lastTransitionTime"`
-}
-
-// conditionsPatch is a strategic-merge status patch setting conds, with
-// metadata.uid when uid is set.
-func conditionsPatch(uid types.UID, conds ...condition) []byte {
-	body := map[string]any{"status": map[string]any{"conditions": conds}}
+	type condition struct {
+		Type               corev1.PodConditionType `json:"type"`
+		Status             corev1.ConditionStatus  `json:"status"`
+		Reason             string                  `json:"reason,omitempty"`
+		Message            string                  `json:"message,omitempty"`
+		LastTransitionTime metav1.Time             `json:"lastTransitionTime"`
+	}
+	body := map[string]any{"status": map[string]any{"conditions": []condition{{
+		Type: ReadinessGate, Status: status, Reason: reason, Message: message,
+		LastTransitionTime: metav1.NewTime(now.UTC()),
+	}}}}
 	if uid != "" {
 		body["metadata"] = map[string]any{"uid": uid}
 	}
