@@ -199,6 +199,18 @@ func (k *KV) Watch(ctx context.Context, fn func(key string, value []byte)) error
 
 // WatchRevisions is Watch with each value's revision.
 func (k *KV) WatchRevisions(ctx context.Context, fn func(key string, rev uint64, value []byte)) error {
+	return k.watch(ctx, func(e jetstream.KeyValueEntry, _ <-chan jetstream.KeyValueEntry) {
+		if e != nil { // nil marks the end of the initial values
+			fn(e.Key(), e.Revision(), e.Value())
+		}
+	})
+}
+
+// watch runs a watch of every key of the bucket, deletes left out, and
+// hands each update to take with the channel of those still waiting, until
+// ctx ends; it returns an error when the watch cannot start or ends by
+// itself.
+func (k *KV) watch(ctx context.Context, take func(e jetstream.KeyValueEntry, more <-chan jetstream.KeyValueEntry)) error {
 	kv, err := k.bucket(ctx)
 	if err != nil {
 		return err
@@ -216,9 +228,7 @@ func (k *KV) WatchRevisions(ctx context.Context, fn func(key string, rev uint64,
 			if !ok {
 				return errors.New("bus: KV watch ended")
 			}
-			if e != nil { // nil marks the end of the initial values
-				fn(e.Key(), e.Revision(), e.Value())
-			}
+			take(e, w.Updates())
 		}
 	}
 }

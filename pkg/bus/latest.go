@@ -2,8 +2,6 @@ package bus
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -15,28 +13,11 @@ import (
 // whole rollout record at each call) then skips the revisions that a
 // newer one has replaced, instead of working through each of them.
 func (k *KV) WatchLatest(ctx context.Context, fn func(key string, rev uint64, value []byte)) error {
-	kv, err := k.bucket(ctx)
-	if err != nil {
-		return err
-	}
-	w, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes())
-	if err != nil {
-		return fmt.Errorf("bus: watch KV: %w", err)
-	}
-	defer func() { _ = w.Stop() }()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case e, ok := <-w.Updates():
-			if !ok {
-				return errors.New("bus: KV watch ended")
-			}
-			for _, e := range newest(e, w.Updates()) {
-				fn(e.Key(), e.Revision(), e.Value())
-			}
+	return k.watch(ctx, func(e jetstream.KeyValueEntry, more <-chan jetstream.KeyValueEntry) {
+		for _, e := range newest(e, more) {
+			fn(e.Key(), e.Revision(), e.Value())
 		}
-	}
+	})
 }
 
 // maxTaken bounds the updates newest takes at once, so that a stream of
