@@ -9,7 +9,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 
 	"github.com/inplace-dev/inplace/events"
@@ -19,15 +18,7 @@ import (
 // list: a pod updated, one replaced by a pod of another name (as many
 // pods as before), one added, one removed, all removed.
 func TestPodsOfKeepsNameOrder(t *testing.T) {
-	c, err := NewCache(fake.NewClientset(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-7d9f", UID: "rs-uid",
-		OwnerReferences: []metav1.OwnerReference{{Kind: "Deployment", Name: "web", UID: "d-uid", Controller: ptr.To(true)}}}}
-	if err := c.replicaSets.GetIndexer().Add(rs); err != nil {
-		t.Fatal(err)
-	}
+	c, rs := webCache(t)
 	pods := c.pods.GetIndexer()
 	for _, i := range []int{3, 1, 4, 2} {
 		if err := pods.Add(benchOwnedPod(i, i, rs)); err != nil {
@@ -111,16 +102,8 @@ func listed(pods []*corev1.Pod) []string {
 // another owner, one added back; and a caller changing the slice it got
 // does not change the next read.
 func TestPodsOfReadsThePodsAsTheStoreHoldsThem(t *testing.T) {
-	c, err := NewCache(fake.NewClientset(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-7d9f", UID: "rs-uid",
-		OwnerReferences: []metav1.OwnerReference{{Kind: "Deployment", Name: "web", UID: "d-uid", Controller: ptr.To(true)}}}}
+	c, rs := webCache(t)
 	other := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "api-1", UID: "rs-2"}}
-	if err := c.replicaSets.GetIndexer().Add(rs); err != nil {
-		t.Fatal(err)
-	}
 	pods := c.pods.GetIndexer()
 	for i := range 5 {
 		if err := pods.Add(benchOwnedPod(i, i+1, rs)); err != nil {
@@ -188,15 +171,7 @@ func TestPodsOfReadsThePodsAsTheStoreHoldsThem(t *testing.T) {
 // Readers and writers at once (go test -race): once the writers stop, a
 // read returns exactly what the store holds.
 func TestPodsOfWhileThePodsChange(t *testing.T) {
-	c, err := NewCache(fake.NewClientset(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-7d9f", UID: "rs-uid",
-		OwnerReferences: []metav1.OwnerReference{{Kind: "Deployment", Name: "web", UID: "d-uid", Controller: ptr.To(true)}}}}
-	if err := c.replicaSets.GetIndexer().Add(rs); err != nil {
-		t.Fatal(err)
-	}
+	c, rs := webCache(t)
 	pods := c.pods.GetIndexer()
 	const n = 50
 	for i := range n {

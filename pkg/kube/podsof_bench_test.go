@@ -21,16 +21,7 @@ import (
 func BenchmarkPodsOf(b *testing.B) {
 	for _, n := range []int{100, 1000} {
 		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
-			c, err := NewCache(fake.NewClientset(), 0)
-			if err != nil {
-				b.Fatal(err)
-			}
-			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "d-uid"}}
-			rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-7d9f", UID: "rs-uid",
-				OwnerReferences: []metav1.OwnerReference{{Kind: "Deployment", Name: "web", UID: d.UID, Controller: ptr.To(true)}}}}
-			if err := c.replicaSets.GetIndexer().Add(rs); err != nil {
-				b.Fatal(err)
-			}
+			c, rs := webCache(b)
 			pods := make([]*corev1.Pod, n)
 			for i := range pods {
 				pods[i] = benchOwnedPod(i, i+1, rs)
@@ -52,6 +43,22 @@ func BenchmarkPodsOf(b *testing.B) {
 			}
 		})
 	}
+}
+
+// webCache is a cache holding the ReplicaSet web-7d9f of the Deployment
+// shop/web, and no pod yet.
+func webCache(tb testing.TB) (*Cache, *appsv1.ReplicaSet) {
+	tb.Helper()
+	c, err := NewCache(fake.NewClientset(), 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-7d9f", UID: "rs-uid",
+		OwnerReferences: []metav1.OwnerReference{{Kind: "Deployment", Name: "web", UID: "d-uid", Controller: ptr.To(true)}}}}
+	if err := c.replicaSets.GetIndexer().Add(rs); err != nil {
+		tb.Fatal(err)
+	}
+	return c, rs
 }
 
 func benchOwnedPod(i, rv int, rs *appsv1.ReplicaSet) *corev1.Pod {
