@@ -78,10 +78,7 @@ func TestAPodDeletedAfterItsSuccessIsNotReportedGone(t *testing.T) {
 		pod = fntest.RunPod(t, fx.w, fntest.Pod(fx.ns, name, v1.Ref, false))
 		plan = fntest.Plan(t, pod, "up-gone-"+name, v2)
 		timer = fx.patched(t, plan)
-		fntest.WaitPod(t, fx.w, pod, "Ready on v2", func(p *corev1.Pod) bool {
-			cs := fntest.ContainerStatus(p)
-			return cs != nil && cs.ImageID == v2.ImageID && cs.Ready
-		})
+		fntest.WaitPod(t, fx.w, pod, "Ready on v2", readyOn(v2))
 		in = fx.podUpdated(t, pod)
 		ok = fntest.One(t, fntest.Drive(t, fx.fn.Handle, in), events.UpgradeSucceeded)
 		if st := state(t, fntest.Get(t, fx.w, pod)); st.Phase != inplace.PhasePatched {

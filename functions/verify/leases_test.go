@@ -76,10 +76,7 @@ func TestOnlyADecisionThatActsTakesTheLease(t *testing.T) {
 	fx := fixture{w: w, ns: ns, patch: patchpod.New(patchpod.Deps{Client: pc, Guard: fntest.Guard(pc)})}
 	plan := fntest.Plan(t, pod, "up-leases", v2)
 	patched := fx.patched(t, plan)
-	landed := fntest.WaitPod(t, w, pod, "Ready on the target", func(p *corev1.Pod) bool {
-		cs := fntest.ContainerStatus(p)
-		return cs != nil && cs.ImageID == v2.ImageID && cs.Ready
-	})
+	landed := fntest.WaitPod(t, w, pod, "Ready on the target", readyOn(v2))
 	updated := fx.podUpdated(t, pod)
 
 	// The pod as the cache had it just after the patch: the new image in

@@ -41,10 +41,7 @@ func TestOneDecisionPerPod(t *testing.T) {
 	pod := fntest.RunPod(t, w, fntest.Pod(ns, "web", v1.Ref, true))
 	plan := fntest.Plan(t, pod, "up-once", v2)
 	patched := fx.patched(t, plan)
-	fntest.WaitPod(t, w, pod, "Ready on the target", func(p *corev1.Pod) bool {
-		cs := fntest.ContainerStatus(p)
-		return cs != nil && cs.ImageID == v2.ImageID && cs.Ready
-	})
+	fntest.WaitPod(t, w, pod, "Ready on the target", readyOn(v2))
 	ins := []cloudevents.Event{patched, fx.podUpdated(t, pod)}
 
 	succeeded := &outcomeIDs{}

@@ -29,10 +29,7 @@ func TestALateTimerReportsHowItsUpgradeEnded(t *testing.T) {
 			pod := fntest.RunPod(t, fx.w, fntest.Pod(fx.ns, map[bool]string{false: "plain", true: "gated"}[gate], v1.Ref, gate))
 			a := fntest.Plan(t, pod, "up-a-"+pod.Name, v2)
 			timer := fx.patched(t, a)
-			fntest.WaitPod(t, fx.w, pod, "Ready on v2", func(p *corev1.Pod) bool {
-				cs := fntest.ContainerStatus(p)
-				return cs != nil && cs.ImageID == v2.ImageID && cs.Ready
-			})
+			fntest.WaitPod(t, fx.w, pod, "Ready on v2", readyOn(v2))
 			ok := fntest.One(t, fntest.Drive(t, fx.fn.Handle, fx.podUpdated(t, pod)), events.UpgradeSucceeded)
 
 			b := fntest.Plan(t, fntest.Get(t, fx.w, pod), "up-b-"+pod.Name, v3)

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/inplace-dev/inplace/events"
@@ -50,10 +49,7 @@ func TestOneDecisionPerPodAcrossReplicas(t *testing.T) {
 	pod := fntest.RunPod(t, w, fntest.Pod(ns, "web", v1.Ref, false))
 	plan := fntest.Plan(t, pod, "up-replicas", v2)
 	patched := fx.patched(t, plan)
-	fntest.WaitPod(t, w, pod, "Ready on the target", func(p *corev1.Pod) bool {
-		cs := fntest.ContainerStatus(p)
-		return cs != nil && cs.ImageID == v2.ImageID && cs.Ready
-	})
+	fntest.WaitPod(t, w, pod, "Ready on the target", readyOn(v2))
 	ins := []cloudevents.Event{patched, fx.podUpdated(t, pod)}
 
 	succeeded := &outcomeIDs{}

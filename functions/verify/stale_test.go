@@ -4,8 +4,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/functions/verify"
 	"github.com/inplace-dev/inplace/functions/verify/fntest"
@@ -32,12 +30,6 @@ func TestAStaleTimerOfASuccessReportsTheSuccess(t *testing.T) {
 	pod := fntest.RunPod(t, fx.w, fntest.Pod(fx.ns, "stale", v1.Ref, false))
 	a := fntest.Plan(t, pod, "up-stale-a", v2)
 	timer := fx.patched(t, a)
-	readyOn := func(img fntest.Image) func(*corev1.Pod) bool {
-		return func(p *corev1.Pod) bool {
-			cs := fntest.ContainerStatus(p)
-			return cs != nil && cs.ImageID == img.ImageID && cs.Ready
-		}
-	}
 	fntest.WaitPod(t, fx.w, pod, "Ready on v2", readyOn(v2))
 	ok := fntest.One(t, fntest.Drive(t, fx.fn.Handle, fx.podUpdated(t, pod)), events.UpgradeSucceeded)
 	ra := fntest.Records.Rollout(t, a.Owner)

@@ -216,6 +216,14 @@ func checkPlan(t *testing.T, got, want events.Plan) {
 	}
 }
 
+// readyOn: the pod's app container runs img and is ready.
+func readyOn(img fntest.Image) func(*corev1.Pod) bool {
+	return func(p *corev1.Pod) bool {
+		cs := fntest.ContainerStatus(p)
+		return cs != nil && cs.ImageID == img.ImageID && cs.Ready
+	}
+}
+
 func state(t *testing.T, pod *corev1.Pod) *inplace.State {
 	t.Helper()
 	st, err := inplace.ParseState(pod)
