@@ -3,6 +3,8 @@ package controller
 import (
 	"context"
 	"time"
+
+	"github.com/inplace-dev/inplace/pkg/core/rollout"
 )
 
 // HoldWrites has ctl's writers of key, once they would write, call wait
@@ -21,4 +23,10 @@ func QueuedWrites(ctl *Rollouts, key string) int {
 	ctl.commits.mu.Lock()
 	defer ctl.commits.mu.Unlock()
 	return len(ctl.commits.queue[key])
+}
+
+// HoldStatefulSet is ctl.holdStatefulSet: r's StatefulSet held before its
+// plans go out.
+func HoldStatefulSet(ctx context.Context, ctl *Rollouts, r *rollout.Rollout) {
+	ctl.holdStatefulSet(ctx, r)
 }

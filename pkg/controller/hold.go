@@ -6,9 +6,11 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 
+	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/bus/notify"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
+	"github.com/inplace-dev/inplace/pkg/core/settle"
 )
 
 // holder holds a StatefulSet from its rollout's first plan until the
@@ -26,26 +28,51 @@ type holder interface {
 const maxHoldWait = 5 * time.Second
 
 // holdStatefulSet makes sure r's StatefulSet is held before r's plans go
-// out, from the cache: nothing is written when it is held already. The
-// hold only saves the sync's relabels, so a failure is logged and the
-// rollout goes on (patch-pod labels a pod only while it sees the hold).
+// out, from the cache: nothing is written when it is held already. A hold
+// refused because the StatefulSet changed after the cache read it (its
+// status, another writer) is tried again once the cache has the change,
+// within maxHoldWait. The hold only saves the sync's relabels, so any
+// other failure is logged and the rollout goes on (patch-pod labels a pod
+// only while it sees the hold).
 func (ctl *Rollouts) holdStatefulSet(ctx context.Context, r *rollout.Rollout) {
 	h, ok := ctl.d.Syncer.(holder)
 	if !ok || r.Workload.Kind != "StatefulSet" || r.Phase != rollout.Running {
 		return
 	}
-	sts := ctl.statefulSet(r)
-	if sts == nil {
-		return
+	watcher, _ := ctl.d.Cache.(changeWatcher)
+	deadline := time.Now().Add(maxHoldWait)
+	for {
+		woken, stop := changes(watcher, r.Workload)
+		sts := ctl.statefulSet(r)
+		if sts == nil {
+			stop()
+			return
+		}
+		held, err := h.Hold(ctx, r, sts)
+		if err == nil {
+			stop()
+			if held != nil {
+				ctl.awaitObserved(ctx, r, held.Generation)
+			}
+			return
+		}
+		changed, _ := settle.Classify(err)
+		if changed != settle.Later || watcher == nil || !notify.Wait(ctx, woken, time.Until(deadline)) {
+			stop()
+			ctl.d.Log.Info("StatefulSet not held; its sync relabels the pods", "workload", r.Workload.String(), "upgrade", r.UpgradeID, "err", err)
+			return
+		}
+		stop()
 	}
-	held, err := h.Hold(ctx, r, sts)
-	if err != nil {
-		ctl.d.Log.Info("StatefulSet not held; its sync relabels the pods", "workload", r.Workload.String(), "upgrade", r.UpgradeID, "err", err)
-		return
+}
+
+// changes is watcher's wake-up for ref, registered before the read it
+// guards; a nil channel and a no-op without a watcher.
+func changes(watcher changeWatcher, ref events.ObjectRef) (<-chan struct{}, func()) {
+	if watcher == nil {
+		return nil, func() {}
 	}
-	if held != nil {
-		ctl.awaitObserved(ctx, r, held.Generation)
-	}
+	return watcher.Changed(ref)
 }
 
 // awaitObserved waits, woken by the cache, until the controller shows it
