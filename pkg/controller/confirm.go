@@ -36,33 +36,37 @@ type PodReader interface {
 // permanent error (dead-lettered with the reason), nothing recorded. The
 // rollout goes on: the pod's real outcome comes from verify or the
 // watchdog. An outcome that would change nothing in the record is not
-// looked at (Record ignores it).
-func (ctl *Rollouts) confirmOutcome(ctx context.Context, typ string, o events.OutcomeData) (*rollout.Pod, error) {
+// looked at (Record ignores it): then seen is the record read that showed
+// it so (shared, read only; nil: there is no record).
+func (ctl *Rollouts) confirmOutcome(ctx context.Context, typ string, o events.OutcomeData) (confirmed *rollout.Pod, seen *rollout.Rollout, err error) {
 	key := rollout.Key(o.Plan.Owner)
 	r, p, err := ctl.recordable(ctx, key, typ, o, ctl.readRaw)
 	if err == nil && p == nil && ctl.d.Reads != nil { // the watched copy may lag: ask the bucket
 		r, p, err = ctl.recordable(ctx, key, typ, o, ctl.d.Reads.Fresh)
 	}
-	if err != nil || p == nil {
-		return nil, err
+	if err != nil {
+		return nil, nil, err
+	}
+	if p == nil {
+		return nil, r, nil
 	}
 	plan := planner.PodPlan(r, p)
 	pod, err := ctl.cachedPod(ctx, r.Workload, p.Name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	why := inplace.AccountOf(pod, plan).Contradicts(typ, o.Reason)
 	if why != "" && ctl.d.Fresh != nil {
 		if pod, err = readPod(ctx, ctl.d.Fresh, r.Workload.Namespace, p.Name); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		why = inplace.AccountOf(pod, plan).Contradicts(typ, o.Reason)
 	}
 	if why == "" {
 		c := *p
-		return &c, nil
+		return &c, r, nil
 	}
-	return nil, ctl.refuseOutcome(r, pod, typ, plan, why)
+	return nil, nil, ctl.refuseOutcome(r, pod, typ, plan, why)
 }
 
 // recordable is key's record as read reads it, and the pod entry the

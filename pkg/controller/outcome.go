@@ -20,10 +20,16 @@ func (ctl *Rollouts) onOutcome(ctx context.Context, in cloudevents.Event) ([]clo
 	if err != nil {
 		return nil, err
 	}
-	confirmed, err := ctl.confirmOutcome(ctx, in.Type(), o)
+	confirmed, seen, err := ctl.confirmOutcome(ctx, in.Type(), o)
 	if err != nil {
 		return nil, err
 	}
+	// An outcome the record holds already (another replica's verify
+	// reported it too, or it came late) records nothing: it only wakes the
+	// rollout up, and the record is written only when that plans a pod or
+	// moves the phase. A redelivery of the input that recorded it still
+	// re-emits what it did (the record bears its id).
+	again := confirmed == nil && seen != nil && !bears(seen, in.ID())
 	// The record written may be newer than the one the outcome was
 	// confirmed on (a watched copy lags): what it would record must be
 	// what was confirmed.
@@ -31,15 +37,33 @@ func (ctl *Rollouts) onOutcome(ctx context.Context, in cloudevents.Event) ([]clo
 		if p := rollout.Recordable(r, in.Type(), o); p != nil && !sameAttempt(p, confirmed) {
 			return errChanged
 		}
+		if again && bears(r, in.ID()) {
+			return errChanged
+		}
 		return nil
 	}
 	r, planned, err := ctl.replanChecked(ctx, in, o.Plan.Owner, check, func(r *rollout.Rollout) {
 		rollout.Record(r, in.Type(), o, in.ID(), ctl.d.Now())
-	}, false)
+	}, again)
 	if err != nil || r == nil {
 		return nil, err
 	}
 	return ctl.Advance(ctx, in, r, planned)
+}
+
+// bears: r holds what the input id did when it was handled (a pod it
+// planned still in flight, the halt or the completion it made), which a
+// redelivery of it emits again.
+func bears(r *rollout.Rollout, id string) bool {
+	if r.HaltedBy == id || r.SettledBy == id {
+		return true
+	}
+	for _, p := range r.Pods {
+		if p.State == rollout.InFlight && p.PlannedBy == id && p.UpgradeID == r.UpgradeID {
+			return true
+		}
+	}
+	return false
 }
 
 // sameAttempt: p is the pod entry c was confirmed as (nil c: none was).

@@ -16,6 +16,7 @@ import (
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/core/planner"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/kube"
 )
@@ -118,6 +119,52 @@ func BenchmarkOutcome(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkDuplicateOutcome is compute-spec's work for an upgrade.succeeded
+// already recorded (another replica's verify reported the same success)
+// in a rollout of n pods, each pod in flight but the one reported: confirm
+// finds nothing to record, and the outcome only wakes the rollout up.
+func BenchmarkDuplicateOutcome(b *testing.B) {
+	const old, target = "r.example/shop/web:1.2.0", "r.example/shop/web:1.3.0"
+	for _, n := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			ref := events.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web"}
+			cache := &benchCache{w: kube.Workload{Ref: ref, Replicas: n, Meta: metav1.ObjectMeta{Name: "web", Namespace: "shop",
+				Annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "100%"}}}}
+			cache.pods = make([]*corev1.Pod, n)
+			for i := range cache.pods {
+				cache.pods[i] = benchPod(i, i+1, old)
+			}
+			store := &benchStore{}
+			ctl := New(Deps{Cache: cache, Store: store, Decoded: &rollout.Decoded{},
+				Defaults: config.NewStore(config.StandardDefaults(), nil)})
+			ctl.commits.wait = func(context.Context, string, time.Duration) {}
+			push := events.UpgradeRequestData{ImagePushedData: events.ImagePushedData{Registry: "r.example", Repository: "shop/web", Tag: "1.3.0"}}
+			pol := TargetOf(cache.w, config.StandardDefaults()).Options.Policy
+			r := rollout.Begin(nil, "u-1", ref, push, rollout.Options{Budget: n}, time.Now())
+			rollout.Plan(r, ctl.plans.Candidates(rollout.Key(ref), r.UpgradeID, ref.Kind, cache.pods, push, pol), "push", false, time.Now())
+			cache.pods[0] = benchPod(0, n+1, target)
+			p := r.Pods[cache.pods[0].Name]
+			o := events.OutcomeData{Plan: planner.PodPlan(r, p), Outcome: events.OutcomeSucceeded}
+			rollout.Record(r, events.UpgradeSucceeded, o, "first", time.Now())
+			store.raw, store.rev = mustMarshal(b, r), 1
+			// The record as this process last wrote it (the common case).
+			if _, _, err := ctl.replanChecked(b.Context(), cloudevents.NewEvent(), ref, nil, func(*rollout.Rollout) {}, false); err != nil {
+				b.Fatal(err)
+			}
+			for i := 0; b.Loop(); i++ {
+				in, err := events.New(fmt.Sprint("again-", i), events.UpgradeSucceeded, events.Source("verify"), p.Name, o)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := ctl.onOutcome(b.Context(), in); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(store.rev-2)/float64(b.N), "writes/op")
 		})
 	}
 }
