@@ -18,8 +18,9 @@ import (
 // pods of later waves then find the image on their node when they are
 // planned, instead of holding a max-unavailable slot while it is pulled.
 // It is called with the newest revision of each rollout record (the KV
-// watch of `inplace run`; a revision replaced while Warm was busy is
-// skipped), and is level-triggered and idempotent: a node with the images, or with a
+// watch of `inplace run`, on the replica holding pre-pull's lease; a
+// revision replaced while Warm was busy is skipped), and is
+// level-triggered and idempotent: a node with the images, or with a
 // pre-pull of them under way, or with no free slot, is left alone; the
 // planned pod's own pre-pull (Handle) follows and ends the pre-pull pod.
 // It only ever creates pre-pull pods, never writes a planned pod.

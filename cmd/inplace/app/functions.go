@@ -57,7 +57,8 @@ type FunctionDeps struct {
 	Store   controller.Store
 	Records map[string]guard.Records
 	// Leases hold each pod for one replica of patch-pod and of verify at a
-	// time (their own connection, by name); none: one process only.
+	// time, and have one replica of pre-pull warm (bus.Leader) (their own
+	// connection, by name); none: one process only.
 	Leases map[string]*bus.Leases
 	// OptIn keeps the owners the admission policy lets the functions write
 	// pods of; nil for dry runs.
@@ -80,7 +81,8 @@ type FunctionDeps struct {
 	// changes (bus.KV.WatchLatest, as pre-pull's identity: the newest
 	// revision of each record, those a newer one replaced while pre-pull
 	// was busy skipped), so it pre-pulls on every node of a rollout at
-	// once; nil: only as pods are planned.
+	// once; nil: only as pods are planned. With Leases[pre-pull] only the
+	// replica holding pre-pull's lease watches.
 	WatchRollouts func(ctx context.Context, fn func(key string, rev uint64, value []byte)) error
 	// Informers are the process's informers (nodes included). With
 	// Publish, compute-spec plans a pod only once its node has the images
@@ -132,9 +134,19 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 		fns = append(fns, f)
 		loops = append(loops, func(ctx context.Context) { wait.UntilWithContext(ctx, logFailure(f.Sweep, d.Log), sweepEvery) })
 		if d.WatchRollouts != nil {
-			loops = append(loops, func(ctx context.Context) {
+			warm := func(ctx context.Context) {
 				watch(ctx, d.WatchRollouts, func(k string, rev uint64, v []byte) { f.Warm(ctx, k, rev, v) }, d.Log)
-			})
+			}
+			if l := d.Leases[prepull.Name]; l != nil {
+				// One replica warms, the lease holder: each would decode
+				// every record for pulls the holder starts anyway. A
+				// replica that takes the lease watches from each record's
+				// newest revision, so nothing written meanwhile is missed.
+				leader := bus.Leader{Leases: l, Name: prepull.Name, Hold: warmHold, Log: d.Log.With("function", prepull.Name)}
+				loops = append(loops, func(ctx context.Context) { leader.Run(ctx, warm) })
+			} else {
+				loops = append(loops, warm)
+			}
 		}
 	}
 	guardFor := func(fn string) *guard.Guard {
@@ -271,6 +283,11 @@ func (a *App) buildFunctions(ctx context.Context, p *config.Process, l *links, l
 				return err
 			}
 			d.WatchRollouts = kv.WatchLatest
+			leases, err := l.bus(prepull.Name).Leases(ctx)
+			if err != nil {
+				return err
+			}
+			d.Leases[prepull.Name] = leases
 		}
 		for _, fn := range []string{patchpod.Name, verify.Name} {
 			if p.Runs(fn) {
@@ -334,6 +351,11 @@ func (a *App) buildFunctions(ctx context.Context, p *config.Process, l *links, l
 // killed leader's replacement starts publishing within it (plus a look,
 // watcherHold/3).
 const watcherHold = 10 * time.Second
+
+// warmHold is how long pre-pull's warming lease lasts unless renewed: a
+// killed holder's replacement starts warming within it (plus a look,
+// warmHold/3); the planned pods' own pre-pulls go on meanwhile.
+const warmHold = 10 * time.Second
 
 // poller asks the registries for the tags opted-in workloads could move
 // to, as the cluster shows them now.

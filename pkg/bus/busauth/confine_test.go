@@ -361,26 +361,32 @@ func TestComputeSpecKeepsTheRecords(t *testing.T) {
 	}
 }
 
-// TestThePodWatcherLeadsAsItself: as its own identity, the pod watcher
-// finds the lease bucket and takes its leader lease (one replica
-// publishes: bus.Leader).
-func TestThePodWatcherLeadsAsItself(t *testing.T) {
+// TestTheLeadersLeadAsThemselves: as its own identity, each singleton
+// finds the lease bucket and takes its leader lease (one replica does its
+// work: bus.Leader): the pod watcher (one replica publishes) and pre-pull
+// (one replica warms the rollouts). TestEachIdentityIsConfined checks that
+// neither may take another's.
+func TestTheLeadersLeadAsThemselves(t *testing.T) {
 	s := embedded(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	b, err := bus.Attach(ctx, s.conn(t, busauth.PodWatcher), s.cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	leases, err := b.Leases(ctx)
-	if err != nil {
-		t.Fatalf("the pod watcher finds the lease bucket: %v", err)
-	}
-	led := make(chan struct{})
-	go bus.Leader{Leases: leases, Name: busauth.PodWatcher}.Run(ctx, func(context.Context) { close(led); cancel() })
-	select {
-	case <-led:
-	case <-ctx.Done():
-		t.Fatal("the pod watcher never took its leader lease")
+	for _, id := range []string{busauth.PodWatcher, busauth.PrePull} {
+		t.Run(id, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			b, err := bus.Attach(ctx, s.conn(t, id), s.cfg, slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			leases, err := b.Leases(ctx)
+			if err != nil {
+				t.Fatalf("%s finds the lease bucket: %v", id, err)
+			}
+			led := make(chan struct{})
+			go bus.Leader{Leases: leases, Name: id}.Run(ctx, func(context.Context) { close(led); cancel() })
+			select {
+			case <-led:
+			case <-ctx.Done():
+				t.Fatalf("%s never took its leader lease", id)
+			}
+		})
 	}
 }

@@ -73,7 +73,10 @@ func Roles() []Role {
 			events.RolloutAnalysisMeasured, events.RolloutAnalysisPassed, events.RolloutAnalysisFailed,
 			events.UpgradeRequested, // the undo of a canary whose analysis failed
 		}},
-		{Name: PrePull, Consumer: true, Rollouts: List, // watches them to pre-pull every node at once
+		// pre-pull watches the records to pre-pull every node at once, on
+		// one replica: the holder of its lease (bus.Leader; a Consumer
+		// takes leases under its name)
+		{Name: PrePull, Consumer: true, Rollouts: List,
 			Publishes: []string{events.ImagePrepulled, events.UpgradeFailed}},
 		// patch-pod and verify watch the records (bus.Watched: a read
 		// cache of them, for the check of every step of every pod).
