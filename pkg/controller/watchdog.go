@@ -18,12 +18,11 @@ import (
 	"github.com/inplace-dev/inplace/pkg/core/settle"
 )
 
-// quiet is how long a waiting rollout (a stall: the Waker moves it on at
-// the change it waits for; a template sync: driven by the watch, its
-// delivery redelivered at most every stallRecheck) may go unchanged before
-// the watchdog takes the step itself: a safety net. The loop may be gone
-// (its event lost or dead-lettered, the process restarted), or may never
-// have existed: a transition the watchdog made has no event to redeliver.
+// quiet is how long a stalled rollout (the Waker moves it on at the change
+// it waits for) may go unchanged before the watchdog plans it again
+// itself: a safety net. The loop may be gone (its event lost or
+// dead-lettered, the process restarted), or may never have existed: a
+// transition the watchdog made has no event to redeliver.
 const quiet = 3 * stallRecheck
 
 // ReasonStalled halts a rollout whose pods wait for a free slot and none
@@ -239,12 +238,22 @@ func remindVerify(in cloudevents.Event, pod *corev1.Pod, st *inplace.State, atte
 	return e, err
 }
 
+// syncQuiet is how long a template sync may go without a recorded step
+// before the watchdog drives it itself. A live driver runs again at least
+// every maxSyncWait plus its redelivery, but a sync the watchdog settled
+// has no input the bus would redeliver: when the process is killed as it
+// drives it, nothing else would until the watchdog does. A second driver
+// is harmless (each step is a compare-and-swap on the recorded step; the
+// loser waits for the winner), so the watchdog need not wait for quiet.
+const syncQuiet = 2 * maxSyncWait
+
 // driveSync takes the next step of a template sync whose own loop went
-// quiet (its event lost or dead-lettered), and completes the rollout when
-// the sync is done. A sync is never abandoned half-way: every step moves
-// towards restoring the workload, and each is driven until it is done.
+// quiet (its event lost or dead-lettered, its process killed, or the
+// watchdog's own transition), and completes the rollout when the sync is
+// done. A sync is never abandoned half-way: every step moves towards
+// restoring the workload, and each is driven until it is done.
 func (ctl *Rollouts) driveSync(ctx context.Context, in cloudevents.Event, r *rollout.Rollout, now time.Time) ([]cloudevents.Event, error) {
-	if now.Sub(r.UpdatedAt) <= quiet {
+	if now.Sub(r.UpdatedAt) <= syncQuiet {
 		return nil, nil
 	}
 	done, err := ctl.syncTemplate(ctx, r)

@@ -1,6 +1,7 @@
 package controller_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -341,5 +342,55 @@ func TestWatchdogHaltsAStalledRollout(t *testing.T) {
 	r := x.rollout()
 	if r.Phase != rollout.Halted || r.Reason != controller.ReasonStalled || len(got[events.RolloutHalted]) != 1 {
 		t.Errorf("after 10 minutes: %s %q %q; events %v", r.Phase, r.Reason, r.Message, got)
+	}
+}
+
+// syncs counts the template syncs driven; each finishes at once.
+type syncs struct{ n int }
+
+func (s *syncs) Sync(context.Context, *rollout.Rollout) (rollout.Sync, bool, error) {
+	s.n++
+	return rollout.Sync{Step: controller.SyncDone}, true, nil
+}
+
+// A template sync nobody drives (the watchdog settled the rollout, so the
+// bus has no input to redeliver, and the process was killed as it drove
+// it) is driven by the watchdog once it has gone without a step for
+// longer than a live driver would (2 × maxSyncWait), not after the
+// stall's 90 s; one stepped just now is left to its driver.
+func TestWatchdogDrivesAnUndrivenTemplateSync(t *testing.T) {
+	now := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		name  string
+		since time.Duration
+		want  int
+		phase rollout.Phase
+	}{{"stepped 2s ago", 2 * time.Second, 0, rollout.Syncing}, {"stepped 15s ago", 15 * time.Second, 1, rollout.Completed}} {
+		t.Run(tt.name, func(t *testing.T) {
+			store, syncer := replay.NewMemStore(nil), &syncs{}
+			c := newFakeCluster(1)
+			r := &rollout.Rollout{UpgradeID: "u-1", Workload: web, Phase: rollout.Syncing, SettledBy: "watchdog-u-1",
+				StartedAt: now.Add(-time.Minute), UpdatedAt: now.Add(-tt.since), ProgressAt: now.Add(-tt.since),
+				Pods: map[string]*rollout.Pod{"web-0": {Name: "web-0", UID: "uid-web-0", State: rollout.Succeeded, UpgradeID: "u-1"}}}
+			if _, err := store.Update(t.Context(), rollout.Key(web), func([]byte) ([]byte, error) { return json.Marshal(r) }); err != nil {
+				t.Fatal(err)
+			}
+			ro := controller.New(controller.Deps{Cache: c, Store: store, Syncer: syncer,
+				Defaults: config.NewStore(config.StandardDefaults(), nil), Now: func() time.Time { return now }})
+			if _, err := ro.Sweep(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			raw, _, err := store.Get(t.Context(), rollout.Key(web))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := controller.Decode(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if syncer.n != tt.want || got.Phase != tt.phase {
+				t.Errorf("sync driven %d times, rollout %s; want %d, %s", syncer.n, got.Phase, tt.want, tt.phase)
+			}
+		})
 	}
 }

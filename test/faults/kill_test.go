@@ -50,25 +50,39 @@ func TestSIGKILL(t *testing.T) {
 }
 
 // killDuring kills the child again and again while p's rollout runs: after
-// a random time, or at once when the template sync starts (once). It
+// a random time, or at once when the template sync starts. During the
+// sync it kills once at each step: a step that has not moved since its
+// kill is left to move (its input comes back after the bus's AckWait, and
+// killing it again there only adds kills where one was already made). It
 // returns the kills, and those during a sync.
 func (e *env) killDuring(p pushed) (kills, syncKills int) {
 	e.t.Helper()
-	syncKilled := false
+	syncKilled := map[string]bool{}
+	var stuck time.Time
 	for {
 		if e.child == nil {
 			e.startChild()
 		}
 		life := time.Duration(300+e.rng.IntN(2200)) * time.Millisecond
-		phase, where := e.watchFor(p, life, !syncKilled)
+		phase, where := e.watchFor(p, life, len(syncKilled) == 0)
 		if phase == rollout.Completed {
 			return kills, syncKills
 		}
+		if phase == rollout.Syncing && syncKilled[where] {
+			if stuck.IsZero() {
+				stuck = time.Now()
+			}
+			if time.Since(stuck) > 2*time.Minute {
+				e.t.Fatalf("template sync at %s for %s since its kill\n%s", where, time.Since(stuck).Round(time.Second), e.logs())
+			}
+			continue
+		}
+		stuck = time.Time{}
 		e.kill()
 		kills++
 		e.killedAt = append(e.killedAt, where)
 		if phase == rollout.Syncing {
-			syncKilled = true
+			syncKilled[where] = true
 			syncKills++
 		}
 	}
