@@ -59,7 +59,7 @@ func (ctl *Rollouts) holdStatefulSet(ctx context.Context, r *rollout.Rollout) {
 		changed, _ := settle.Classify(err)
 		if changed != settle.Later || watcher == nil || !notify.Wait(ctx, woken, time.Until(deadline)) {
 			stop()
-			ctl.d.Log.Info("StatefulSet not held; its sync relabels the pods", "workload", r.Workload.String(), "upgrade", r.UpgradeID, "err", err)
+			ctl.d.Log.Warn("StatefulSet not held; its sync relabels the pods", "workload", r.Workload.String(), "upgrade", r.UpgradeID, "err", err)
 			return
 		}
 		stop()
