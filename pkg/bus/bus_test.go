@@ -210,7 +210,7 @@ func TestConfigTimings(t *testing.T) {
 	}
 }
 
-func TestKVCountsTheWritesThatLostTheSwap(t *testing.T) {
+func TestKVCountsItsWritesAndThoseThatLostTheSwap(t *testing.T) {
 	b := bustest.New(t, nil)
 	kv, err := b.KV(t.Context())
 	if err != nil {
@@ -242,5 +242,8 @@ func TestKVCountsTheWritesThatLostTheSwap(t *testing.T) {
 	}
 	if got := [2]int64{kv.Conflicts(), other.Conflicts()}; got != [2]int64{1, 0} {
 		t.Errorf("conflicts (this writer, the other) = %v, want [1 0]", got)
+	}
+	if got := [2]int64{kv.Writes(), other.Writes()}; got != [2]int64{2, 1} {
+		t.Errorf("writes (this writer, the other) = %v, want [2 1]", got)
 	}
 }

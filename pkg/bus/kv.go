@@ -18,6 +18,8 @@ type KV struct {
 	bind *binder
 	// conflicts counts the writes that lost a compare-and-swap.
 	conflicts atomic.Int64
+	// writes counts the values written (each update's write that took).
+	writes atomic.Int64
 	// reads counts the values read (Get, and each update's read).
 	reads atomic.Int64
 }
@@ -25,6 +27,10 @@ type KV struct {
 // Conflicts is how many of Update's writes lost a compare-and-swap to
 // another writer (and were read, changed and written again).
 func (k *KV) Conflicts() int64 { return k.conflicts.Load() }
+
+// Writes counts the values Update wrote to the bucket so far (a write
+// that lost its compare-and-swap is not one).
+func (k *KV) Writes() int64 { return k.writes.Load() }
 
 // Reads counts the values read from the bucket so far.
 func (k *KV) Reads() int64 { return k.reads.Load() }
@@ -145,6 +151,7 @@ func (k *KV) update(ctx context.Context, key string, old []byte, rev uint64, fn 
 			wrote, err = kv.Update(ctx, key, next, rev)
 		}
 		if err == nil {
+			k.writes.Add(1)
 			return next, wrote, nil
 		}
 		if !isConflict(err) || attempt >= 50 {

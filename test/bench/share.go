@@ -35,7 +35,9 @@ type replicaShare struct {
 	// Conflicts are the rollout record's writes that lost the
 	// compare-and-swap to another replica and were made again.
 	Conflicts float64 `json:"recordConflicts"`
-	Error     string  `json:"error,omitempty"`
+	// Writes are the rollout record's writes.
+	Writes float64 `json:"recordWrites"`
+	Error  string  `json:"error,omitempty"`
 }
 
 // shareMetrics reads every replica's metrics.
@@ -59,7 +61,8 @@ func sharesSince(before, after []replicaShare) []replicaShare {
 		b := before[i]
 		out = append(out, replicaShare{Replica: i, Received: minus(a.Received, b.Received), Later: minus(a.Later, b.Later),
 			Retried: minus(a.Retried, b.Retried), Delivered: minus(a.Delivered, b.Delivered), Published: minus(a.Published, b.Published),
-			Duplicates: minus(a.Duplicates, b.Duplicates), CPUSeconds: a.CPUSeconds - b.CPUSeconds, Conflicts: a.Conflicts - b.Conflicts})
+			Duplicates: minus(a.Duplicates, b.Duplicates), CPUSeconds: a.CPUSeconds - b.CPUSeconds, Conflicts: a.Conflicts - b.Conflicts,
+			Writes: a.Writes - b.Writes})
 	}
 	return out
 }
@@ -139,6 +142,8 @@ func (s *replicaShare) parse(r io.Reader) error {
 			}
 		case "inplace_record_conflicts_total":
 			s.Conflicts += v
+		case "inplace_record_writes_total":
+			s.Writes += v
 		case "process_cpu_seconds_total":
 			s.CPUSeconds += v
 		}
@@ -160,8 +165,8 @@ func (s replicaShare) String() string {
 		}
 		parts = append(parts, p)
 	}
-	return fmt.Sprintf("#%d: CPU %.1f s; record writes that lost the compare-and-swap %.0f; inputs: %s",
-		s.Replica, s.CPUSeconds, s.Conflicts, strings.Join(parts, ", "))
+	return fmt.Sprintf("#%d: CPU %.1f s; record writes %.0f, that lost the compare-and-swap %.0f; inputs: %s",
+		s.Replica, s.CPUSeconds, s.Writes, s.Conflicts, strings.Join(parts, ", "))
 }
 
 // messagesPerPod is the bus traffic of a run per upgraded pod, every

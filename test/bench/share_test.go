@@ -32,18 +32,19 @@ inplace_events_duplicate_total{function="verify",type="upgrade.succeeded"} 4
 inplace_pod_watcher_published_total{type="pod.updated"} 150
 inplace_pod_watcher_duplicate_total{type="pod.updated"} 100
 inplace_record_conflicts_total 7
+inplace_record_writes_total 40
 process_cpu_seconds_total 12.5
 `)
 	got := sharesSince([]replicaShare{before}, []replicaShare{after})
 	want := []replicaShare{{Received: map[string]float64{"verify": 150, "compute-spec": 100},
-		Later: map[string]float64{"verify": 20}, Retried: map[string]float64{"verify": 3}, CPUSeconds: 10, Conflicts: 7,
+		Later: map[string]float64{"verify": 20}, Retried: map[string]float64{"verify": 3}, CPUSeconds: 10, Conflicts: 7, Writes: 40,
 		Delivered:  map[string]float64{"pod.patched": 100, "pod.updated": 50, "upgrade.succeeded": 100},
 		Published:  map[string]float64{"pod.updated": 150, "upgrade.succeeded": 104},
 		Duplicates: map[string]float64{"pod.updated": 100, "upgrade.succeeded": 4}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("shares (-want +got):\n%s", diff)
 	}
-	if line, wantLine := got[0].String(), "#0: CPU 10.0 s; record writes that lost the compare-and-swap 7; inputs: compute-spec 100, verify 150 (not yet 20, failed 3)"; line != wantLine {
+	if line, wantLine := got[0].String(), "#0: CPU 10.0 s; record writes 40, that lost the compare-and-swap 7; inputs: compute-spec 100, verify 150 (not yet 20, failed 3)"; line != wantLine {
 		t.Errorf("line = %q, want %q", line, wantLine)
 	}
 	wantMsgs := "2.5 in, 2.5 out: pod.patched in 1.00, out 0.00; pod.updated in 0.50, out 1.50 (1.00 duplicates); " +

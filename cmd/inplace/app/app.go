@@ -82,6 +82,10 @@ func Build(ctx context.Context, p *config.Process, l *links, reg prometheus.Regi
 			Namespace: "inplace", Name: "record_conflicts_total",
 			Help: "Writes of a rollout record that lost the compare-and-swap to another writer and were made again.",
 		}, func() float64 { return float64(kv.Conflicts()) }))
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Namespace: "inplace", Name: "record_writes_total",
+			Help: "Writes of a rollout record (each a whole record, for the bucket and every watcher of it).",
+		}, func() float64 { return float64(kv.Writes()) }))
 	}
 	if err := a.buildFunctions(ctx, p, l, log); err != nil {
 		return nil, err
