@@ -36,40 +36,58 @@ type commit struct {
 // record the steps would have written one by one, in one revision.
 //
 // A record written back to back is written at most about half of the
-// time: its writer first waits as long as the record's last write took
-// (spacing), and the changes that arrive meanwhile share the write. A
-// write of a small record takes a millisecond, so does the wait; a write
-// of a record of a thousand pods takes tens of milliseconds of CPU, and
-// one write then holds every outcome of that time.
+// time, and a large one at most a few times a second: its writer first
+// waits (spacing) as long as the record's last write took, or
+// spacingPerPod for each pod the record holds if that is longer, and the
+// changes that arrive meanwhile share the write. The writer's own time is
+// a small part of what a write costs: each write is the whole record for
+// the bucket and for every watcher of it in every replica (the watched
+// copies, pre-pull's Warm, the other replicas' decodes), and that part
+// grows with the pods. A write of a small record takes a millisecond, so
+// does the wait; the record of a thousand pods is written at most about
+// twenty times a second, each write holding every outcome of its wait.
 type commits struct {
 	locks keylock.Locks
 	mu    sync.Mutex
 	queue map[string][]*commit
-	// took is how long each key's last write took.
-	took map[string]time.Duration
+	// last is each key's last write.
+	last map[string]lastWrite
 	// wait waits d or until ctx ends (a timer; tests replace it).
 	wait func(ctx context.Context, key string, d time.Duration)
+}
+
+// lastWrite is how long a key's last write took and how many pods the
+// record it wrote held.
+type lastWrite struct {
+	took time.Duration
+	pods int
 }
 
 // maxSpacing bounds the wait before a write.
 const maxSpacing = 250 * time.Millisecond
 
+// spacingPerPod is the least wait before a write for each pod of the
+// record last written.
+const spacingPerPod = 50 * time.Microsecond
+
 // spacing is how long the writer of key waits for more changes before
-// writing: as long as key's last write took, at most maxSpacing.
+// writing: as long as key's last write took, or spacingPerPod for each
+// pod it wrote if that is longer, at most maxSpacing.
 func (c *commits) spacing(key string) time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return min(c.took[key], maxSpacing)
+	w := c.last[key]
+	return min(max(w.took, time.Duration(w.pods)*spacingPerPod), maxSpacing)
 }
 
-// wrote notes how long a write of key took.
-func (c *commits) wrote(key string, d time.Duration) {
+// wrote notes how long a write of key took and the pods it wrote.
+func (c *commits) wrote(key string, d time.Duration, pods int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.took == nil {
-		c.took = map[string]time.Duration{}
+	if c.last == nil {
+		c.last = map[string]lastWrite{}
 	}
-	c.took[key] = d
+	c.last[key] = lastWrite{took: d, pods: pods}
 }
 
 // pause waits spacing(key) before a write of key.
@@ -113,8 +131,8 @@ func (c *commits) do(ctx context.Context, key string, ctl *Rollouts, step record
 	delete(c.queue, key)
 	c.mu.Unlock()
 	start := time.Now()
-	ctl.writeGroup(ctx, key, group)
-	c.wrote(key, time.Since(start))
+	pods := ctl.writeGroup(ctx, key, group)
+	c.wrote(key, time.Since(start), pods)
 	return me.r, me.planned, me.err
 }
 
@@ -129,12 +147,13 @@ func (c *commits) alone(ctx context.Context, key string, ctl *Rollouts, step rec
 	return me.r, me.planned, me.err
 }
 
-// writeGroup writes group's steps in one update of key and settles each.
+// writeGroup writes group's steps in one update of key, settles each and
+// returns how many pods the record written holds (0: none written).
 // The record written is shared with the process's readers of its revision
 // (Decoded: the guards, pre-pull, compute-spec's next observation), by its
 // bytes until the write returns and by its revision then, so none of them
 // decodes what was just encoded; from then on nobody modifies it.
-func (ctl *Rollouts) writeGroup(ctx context.Context, key string, group []*commit) {
+func (ctl *Rollouts) writeGroup(ctx context.Context, key string, group []*commit) int {
 	var r *rollout.Rollout
 	var raw []byte
 	rev, err := ctl.update(ctx, key, func(old []byte) ([]byte, error) {
@@ -160,11 +179,13 @@ func (ctl *Rollouts) writeGroup(ctx context.Context, key string, group []*commit
 		}
 		return raw, err
 	})
+	pods := 0
 	if err == nil {
 		ctl.d.Decoded.Put(key, rev, r)
 		if rev != 0 {
 			ctl.written.Store(key, writtenRecord{raw: raw, rev: rev})
 		}
+		pods = len(r.Pods)
 	}
 	for _, c := range group {
 		c.done = true
@@ -179,6 +200,7 @@ func (ctl *Rollouts) writeGroup(ctx context.Context, key string, group []*commit
 			c.r = r
 		}
 	}
+	return pods
 }
 
 // errNoRecord: the record went away while the group waited.

@@ -10,7 +10,7 @@ import (
 // HoldWrites has ctl's writers of key, once they would write, call wait
 // instead of waiting the spacing, as if key's last write took took.
 func HoldWrites(ctl *Rollouts, key string, took time.Duration, wait func(ctx context.Context)) {
-	ctl.commits.wrote(key, took)
+	ctl.commits.wrote(key, took, 0)
 	ctl.commits.wait = func(ctx context.Context, k string, _ time.Duration) {
 		if k == key {
 			wait(ctx)
