@@ -52,17 +52,10 @@ func TestWatchdogReleasesAHaltedStatefulSet(t *testing.T) {
 		want  int
 	}{{"nothing in flight", rollout.RolledBack, 1}, {"a pod in flight", rollout.InFlight, 0}} {
 		t.Run(tt.name, func(t *testing.T) {
-			store, syncer := replay.NewMemStore(nil), &releases{}
+			syncer := &releases{}
 			r := &rollout.Rollout{UpgradeID: "u-1", Workload: db, Phase: rollout.Halted, StartedAt: now, UpdatedAt: now, ProgressAt: now,
 				Pods: map[string]*rollout.Pod{"db-0": {Name: "db-0", UID: "uid-db-0", State: tt.state, UpgradeID: "u-1", PlannedAt: now}}}
-			if _, err := store.Update(t.Context(), rollout.Key(db), func([]byte) ([]byte, error) { return json.Marshal(r) }); err != nil {
-				t.Fatal(err)
-			}
-			ro := controller.New(controller.Deps{Cache: c, Store: store, Syncer: syncer,
-				Defaults: config.NewStore(config.StandardDefaults(), nil), Now: func() time.Time { return now }})
-			if _, err := ro.Sweep(t.Context()); err != nil {
-				t.Fatal(err)
-			}
+			sweepOnce(t, r, c, syncer, now)
 			if syncer.n != tt.want {
 				t.Errorf("released %d times; want %d", syncer.n, tt.want)
 			}
@@ -152,4 +145,20 @@ func TestAHoldRefusedForAChangeIsTriedAgain(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sweepOnce stores r as the only rollout record, sweeps once as the
+// watchdog at now with c's cluster and syncer, and returns the store.
+func sweepOnce(t *testing.T, r *rollout.Rollout, c controller.Cache, syncer controller.Syncer, now time.Time) *replay.MemStore {
+	t.Helper()
+	store := replay.NewMemStore(nil)
+	if _, err := store.Update(t.Context(), rollout.Key(r.Workload), func([]byte) ([]byte, error) { return json.Marshal(r) }); err != nil {
+		t.Fatal(err)
+	}
+	ro := controller.New(controller.Deps{Cache: c, Store: store, Syncer: syncer,
+		Defaults: config.NewStore(config.StandardDefaults(), nil), Now: func() time.Time { return now }})
+	if _, err := ro.Sweep(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return store
 }

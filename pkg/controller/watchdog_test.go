@@ -367,19 +367,12 @@ func TestWatchdogDrivesAnUndrivenTemplateSync(t *testing.T) {
 		phase rollout.Phase
 	}{{"stepped 2s ago", 2 * time.Second, 0, rollout.Syncing}, {"stepped 15s ago", 15 * time.Second, 1, rollout.Completed}} {
 		t.Run(tt.name, func(t *testing.T) {
-			store, syncer := replay.NewMemStore(nil), &syncs{}
+			syncer := &syncs{}
 			c := newFakeCluster(1)
 			r := &rollout.Rollout{UpgradeID: "u-1", Workload: web, Phase: rollout.Syncing, SettledBy: "watchdog-u-1",
 				StartedAt: now.Add(-time.Minute), UpdatedAt: now.Add(-tt.since), ProgressAt: now.Add(-tt.since),
 				Pods: map[string]*rollout.Pod{"web-0": {Name: "web-0", UID: "uid-web-0", State: rollout.Succeeded, UpgradeID: "u-1"}}}
-			if _, err := store.Update(t.Context(), rollout.Key(web), func([]byte) ([]byte, error) { return json.Marshal(r) }); err != nil {
-				t.Fatal(err)
-			}
-			ro := controller.New(controller.Deps{Cache: c, Store: store, Syncer: syncer,
-				Defaults: config.NewStore(config.StandardDefaults(), nil), Now: func() time.Time { return now }})
-			if _, err := ro.Sweep(t.Context()); err != nil {
-				t.Fatal(err)
-			}
+			store := sweepOnce(t, r, c, syncer, now)
 			raw, _, err := store.Get(t.Context(), rollout.Key(web))
 			if err != nil {
 				t.Fatal(err)
