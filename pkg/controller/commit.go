@@ -11,10 +11,13 @@ import (
 )
 
 // A recordStep is one delivery's step on a workload's record: it checks the
-// record is the rollout it observed, applies its input and replans,
-// returning the pods it planned. It runs on the decoded record in place,
-// and must leave it untouched when it returns an error.
-type recordStep func(r *rollout.Rollout) ([]*rollout.Pod, error)
+// record is the rollout observed, applies its input and replans from the
+// observation, returning the pods it planned. It runs on the decoded
+// record in place, and must leave it untouched when it returns an error.
+type recordStep func(r *rollout.Rollout, o *observation) ([]*rollout.Pod, error)
+
+// A look observes the cluster for a record's steps (Rollouts.observation).
+type look func(ctx context.Context) (*observation, error)
 
 // commit is one queued change and, once its group is written, what became
 // of it.
@@ -111,7 +114,7 @@ func (c *commits) pause(ctx context.Context, key string) {
 // do queues step for key and returns once a write that held it ended:
 // the record as written (nil with no error: there is no record) and the
 // pods step planned, or the step's or the write's error.
-func (c *commits) do(ctx context.Context, key string, ctl *Rollouts, step recordStep) (*rollout.Rollout, []*rollout.Pod, error) {
+func (c *commits) do(ctx context.Context, key string, ctl *Rollouts, observe look, step recordStep) (*rollout.Rollout, []*rollout.Pod, error) {
 	me := &commit{step: step}
 	c.mu.Lock()
 	if c.queue == nil {
@@ -131,7 +134,7 @@ func (c *commits) do(ctx context.Context, key string, ctl *Rollouts, step record
 	delete(c.queue, key)
 	c.mu.Unlock()
 	start := time.Now()
-	pods := ctl.writeGroup(ctx, key, group)
+	pods := ctl.writeGroup(ctx, key, observe, group)
 	c.wrote(key, time.Since(start), pods)
 	return me.r, me.planned, me.err
 }
@@ -139,23 +142,35 @@ func (c *commits) do(ctx context.Context, key string, ctl *Rollouts, step record
 // alone writes step by itself (one write of a record at a time in this
 // process still), for a step whose error must throw away what it touched:
 // in a group, the others' write would keep it.
-func (c *commits) alone(ctx context.Context, key string, ctl *Rollouts, step recordStep) (*rollout.Rollout, []*rollout.Pod, error) {
+func (c *commits) alone(ctx context.Context, key string, ctl *Rollouts, observe look, step recordStep) (*rollout.Rollout, []*rollout.Pod, error) {
 	me := &commit{step: step}
 	unlock := c.locks.Lock(key)
 	defer unlock()
-	ctl.writeGroup(ctx, key, []*commit{me})
+	ctl.writeGroup(ctx, key, observe, []*commit{me})
 	return me.r, me.planned, me.err
 }
 
-// writeGroup writes group's steps in one update of key, settles each and
-// returns how many pods the record written holds (0: none written).
+// writeGroup writes group's steps in one update of key, each planning from
+// one observation of the cluster (observe, once for the group), settles
+// each and returns how many pods the record written holds (0: none
+// written).
 // The record written is shared with the process's readers of its revision
 // (Decoded: the guards, pre-pull, compute-spec's next observation), by its
 // bytes until the write returns and by its revision then, so none of them
 // decodes what was just encoded; from then on nobody modifies it.
-func (ctl *Rollouts) writeGroup(ctx context.Context, key string, group []*commit) int {
+func (ctl *Rollouts) writeGroup(ctx context.Context, key string, observe look, group []*commit) int {
 	var r *rollout.Rollout
 	var raw []byte
+	o, err := observe(ctx)
+	if err != nil {
+		for _, c := range group {
+			c.done, c.r, c.planned, c.err = true, nil, nil, err
+			if errors.Is(err, errNoRecord) {
+				c.err = nil
+			}
+		}
+		return 0
+	}
 	rev, err := ctl.update(ctx, key, func(old []byte) ([]byte, error) {
 		prev, err := ctl.decodeToWrite(key, old)
 		if err != nil {
@@ -167,7 +182,7 @@ func (ctl *Rollouts) writeGroup(ctx context.Context, key string, group []*commit
 		r = prev
 		wrote := false
 		for _, c := range group {
-			c.planned, c.err = c.step(prev)
+			c.planned, c.err = c.step(prev, o)
 			wrote = wrote || c.err == nil
 		}
 		if !wrote {

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/inplace-dev/inplace/pkg/core/planner"
 
@@ -114,7 +115,7 @@ func (ctl *Rollouts) replanRecord(ctx context.Context, in cloudevents.Event, ref
 func (ctl *Rollouts) replanChecked(ctx context.Context, in cloudevents.Event, ref events.ObjectRef, check func(*rollout.Rollout) error,
 	change func(*rollout.Rollout), ifPlans bool) (*rollout.Rollout, []*rollout.Pod, error) {
 	key := rollout.Key(ref)
-	raw, rev, err := ctl.readRaw(ctx, key)
+	raw, _, err := ctl.readRaw(ctx, key)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -122,17 +123,12 @@ func (ctl *Rollouts) replanChecked(ctx context.Context, in cloudevents.Event, re
 		ctl.d.Log.Info("no rollout for this event; nothing to do", "event", in.ID(), "workload", key)
 		return nil, nil, nil
 	}
-	t, cands, observed, err := ctl.observe(ctx, ref, raw, rev)
-	if err != nil {
-		return nil, nil, err
-	}
-	view, err := ctl.ViewPulls(cands)
-	if err != nil {
-		return nil, nil, err
-	}
-	timeout := ctl.d.Defaults.Load().PrepullTimeout
-	step := func(r *rollout.Rollout) ([]*rollout.Pod, error) {
-		if r.UpgradeID != observed {
+	// The cluster is observed once for the changes written together
+	// (commits): by their writer, under the key's lock, right before the
+	// write.
+	look := func(ctx context.Context) (*observation, error) { return ctl.observation(ctx, ref) }
+	step := func(r *rollout.Rollout, o *observation) ([]*rollout.Pod, error) {
+		if r.UpgradeID != o.upgradeID {
 			return nil, errChanged
 		}
 		if check != nil {
@@ -142,8 +138,8 @@ func (ctl *Rollouts) replanChecked(ctx context.Context, in cloudevents.Event, re
 		}
 		phase, wave := r.Phase, r.Wave
 		change(r)
-		paused := t.Skip != ""
-		held := HoldPulling(view, r, cands, timeout, ctl.d.Now())
+		paused := o.t.Skip != ""
+		held := HoldPulling(o.pulls, r, o.cands, o.timeout, ctl.d.Now())
 		planned := rollout.Plan(r, rollout.StepCandidates(r, held), in.ID(), paused, ctl.d.Now())
 		rollout.Settle(r, in.ID(), ctl.d.Now())
 		planned = append(planned, rollout.SettleRequest(r, held, in.ID(), ctl.d.Now())...)
@@ -155,7 +151,7 @@ func (ctl *Rollouts) replanChecked(ctx context.Context, in cloudevents.Event, re
 	if ifPlans {
 		// A wake-up may find nothing to plan and then writes nothing:
 		// alone, so that what its step touched is thrown away with it.
-		r, planned, err := ctl.commits.alone(ctx, key, ctl, step)
+		r, planned, err := ctl.commits.alone(ctx, key, ctl, look, step)
 		if errors.Is(err, errNoChange) {
 			return nil, nil, nil
 		}
@@ -164,7 +160,38 @@ func (ctl *Rollouts) replanChecked(ctx context.Context, in cloudevents.Event, re
 	// An input's change: written with the others queued for this record
 	// in one compare-and-swap (commits). Other replicas still race
 	// through the compare-and-swap.
-	return ctl.commits.do(ctx, key, ctl, step)
+	return ctl.commits.do(ctx, key, ctl, look, step)
+}
+
+// An observation is what a record's steps plan from: the workload's
+// target, its pods' candidates for the rollout (upgradeID) the record held
+// when they were read, their nodes' pulls, the pre-pull timeout.
+type observation struct {
+	t         Target
+	cands     []rollout.Candidate
+	upgradeID string
+	pulls     *PullView
+	timeout   time.Duration
+}
+
+// observation reads the record of ref and observes the cluster for it.
+func (ctl *Rollouts) observation(ctx context.Context, ref events.ObjectRef) (*observation, error) {
+	raw, rev, err := ctl.readRaw(ctx, rollout.Key(ref))
+	if err != nil {
+		return nil, err
+	}
+	if raw == nil {
+		return nil, errNoRecord
+	}
+	t, cands, observed, err := ctl.observe(ctx, ref, raw, rev)
+	if err != nil {
+		return nil, err
+	}
+	pulls, err := ctl.ViewPulls(cands)
+	if err != nil {
+		return nil, err
+	}
+	return &observation{t: t, cands: cands, upgradeID: observed, pulls: pulls, timeout: ctl.d.Defaults.Load().PrepullTimeout}, nil
 }
 
 // observe reads the workload's opt-in and its pods' candidates for the

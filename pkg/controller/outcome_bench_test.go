@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,14 +22,20 @@ import (
 	"github.com/inplace-dev/inplace/pkg/kube"
 )
 
-// benchCache is a workload of pods in memory (kube.Cache's reads).
+// benchCache is a workload of pods in memory (kube.Cache's reads),
+// counting the reads of its pods.
 type benchCache struct {
-	w    kube.Workload
-	pods []*corev1.Pod
+	w     kube.Workload
+	pods  []*corev1.Pod
+	reads atomic.Int64
 }
 
 func (c *benchCache) Get(events.ObjectRef) (kube.Workload, bool, error) { return c.w, true, nil }
-func (c *benchCache) PodsOf(events.ObjectRef) ([]*corev1.Pod, error)    { return c.pods, nil }
+
+func (c *benchCache) PodsOf(events.ObjectRef) ([]*corev1.Pod, error) {
+	c.reads.Add(1)
+	return c.pods, nil
+}
 
 // benchStore is a record in memory (bus.KV's compare-and-swap, one writer).
 type benchStore struct {
@@ -121,6 +128,83 @@ func BenchmarkOutcome(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkQueuedOutcomes is compute-spec's work for 8 outcomes of a
+// rollout of 1,000 pods that queue for one write (they arrived within the
+// spacing): each is observed, recorded and planned, and the record is
+// written once for them. ns/op is per outcome.
+func BenchmarkQueuedOutcomes(b *testing.B) {
+	const old, target, n, k = "r.example/shop/web:1.2.0", "r.example/shop/web:1.3.0", 1000, 8
+	ref := events.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web"}
+	key := rollout.Key(ref)
+	cache := &benchCache{w: kube.Workload{Ref: ref, Replicas: n, Meta: metav1.ObjectMeta{Name: "web", Namespace: "shop",
+		Annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "100%"}}}}
+	store := &benchStore{}
+	ctl := New(Deps{Cache: cache, Store: store, Decoded: &rollout.Decoded{},
+		Defaults: config.NewStore(config.StandardDefaults(), nil)})
+	queued := func() int {
+		ctl.commits.mu.Lock()
+		defer ctl.commits.mu.Unlock()
+		return len(ctl.commits.queue[key])
+	}
+	ctl.commits.wrote(key, time.Millisecond, 0) // every write waits: here, for the k outcomes
+	ctl.commits.wait = func(context.Context, string, time.Duration) {
+		for queued() < k {
+			time.Sleep(10 * time.Microsecond)
+		}
+	}
+	push := events.UpgradeRequestData{ImagePushedData: events.ImagePushedData{Registry: "r.example", Repository: "shop/web", Tag: "1.3.0"}}
+	rv := 0
+	begin := func() {
+		cache.pods = make([]*corev1.Pod, n)
+		for i := range cache.pods {
+			rv++
+			cache.pods[i] = benchPod(i, rv, old)
+		}
+		pol := TargetOf(cache.w, config.StandardDefaults()).Options.Policy
+		r := rollout.Begin(nil, fmt.Sprint("u-", rv), ref, push, rollout.Options{Budget: n}, time.Now())
+		rollout.Plan(r, ctl.plans.Candidates(key, r.UpgradeID, ref.Kind, cache.pods, push, pol), "push", false, time.Now())
+		store.raw, store.rev = mustMarshal(b, r), store.rev+1
+	}
+	begin()
+	writes := store.rev
+	outcomes := 0
+	for i := 0; b.Loop(); i++ {
+		if (i+1)*k > n*(outcomes/n+1) && i > 0 {
+			b.StopTimer()
+			begin()
+			writes++
+			b.StartTimer()
+		}
+		names := make([]string, k)
+		for j := range names {
+			at := (i*k + j) % n
+			rv++
+			cache.pods[at] = benchPod(at, rv, target)
+			names[j] = cache.pods[at].Name
+		}
+		var wg sync.WaitGroup
+		for j, name := range names {
+			in := cloudevents.NewEvent()
+			in.SetID(fmt.Sprint("outcome-", i, "-", j))
+			wg.Go(func() {
+				_, _, err := ctl.replanChecked(b.Context(), in, ref, nil, func(r *rollout.Rollout) {
+					p := r.Pods[name]
+					o := events.OutcomeData{Plan: events.Plan{UpgradeID: p.UpgradeID, Pod: events.PodRef{Namespace: "shop", Name: name, UID: p.UID}},
+						Outcome: events.OutcomeSucceeded}
+					rollout.Record(r, events.UpgradeSucceeded, o, in.ID(), time.Now())
+				}, false)
+				if err != nil {
+					b.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		outcomes += k
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(outcomes), "ns/outcome")
+	b.ReportMetric(float64(store.rev-writes)/float64(outcomes), "writes/outcome")
 }
 
 // BenchmarkDuplicateOutcome is compute-spec's work for an upgrade.succeeded

@@ -1,0 +1,120 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/config"
+	"github.com/inplace-dev/inplace/pkg/core/rollout"
+	"github.com/inplace-dev/inplace/pkg/kube"
+)
+
+// The wait before a write of a record is as long as its last write took,
+// or spacingPerPod for each pod it holds if that is longer (a large
+// record's write costs every watcher of it more than its writer), at most
+// maxSpacing.
+func TestSpacingGrowsWithTheRecordsPods(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		took time.Duration
+		pods int
+		want time.Duration
+	}{
+		{name: "nothing written yet"},
+		{name: "a small record: its write's time", took: 2 * time.Millisecond, pods: 12, want: 2 * time.Millisecond},
+		{name: "a thousand pods", took: 2 * time.Millisecond, pods: 1000, want: 50 * time.Millisecond},
+		{name: "a slow write of a thousand pods", took: 80 * time.Millisecond, pods: 1000, want: 80 * time.Millisecond},
+		{name: "ten thousand pods: the bound", took: 2 * time.Millisecond, pods: 10000, want: maxSpacing},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var c commits
+			if tc.took != 0 || tc.pods != 0 {
+				c.wrote("k", tc.took, tc.pods)
+			}
+			if got := c.spacing("k"); got != tc.want {
+				t.Errorf("spacing = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// Outcomes queued for one write are planned from one observation of the
+// cluster, made by their writer right before the write, not one each: a
+// workload's pods are read once for them (here 4 outcomes of 10 pods).
+func TestQueuedOutcomesObserveTheClusterOnce(t *testing.T) {
+	const old, target, n, k = "r.example/shop/web:1.2.0", "r.example/shop/web:1.3.0", 10, 4
+	ref := events.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web"}
+	key := rollout.Key(ref)
+	cache := &benchCache{w: kube.Workload{Ref: ref, Replicas: n, Meta: metav1.ObjectMeta{Name: "web", Namespace: "shop",
+		Annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "100%"}}}}
+	cache.pods = make([]*corev1.Pod, n)
+	for i := range cache.pods {
+		cache.pods[i] = benchPod(i, i+1, old)
+	}
+	store := &benchStore{}
+	ctl := New(Deps{Cache: cache, Store: store, Decoded: &rollout.Decoded{}, Defaults: config.NewStore(config.StandardDefaults(), nil)})
+	push := events.UpgradeRequestData{ImagePushedData: events.ImagePushedData{Registry: "r.example", Repository: "shop/web", Tag: "1.3.0"}}
+	r := rollout.Begin(nil, "u-1", ref, push, rollout.Options{Budget: n}, time.Now())
+	pol := TargetOf(cache.w, config.StandardDefaults()).Options.Policy
+	rollout.Plan(r, ctl.plans.Candidates(key, r.UpgradeID, ref.Kind, cache.pods, push, pol), "push", false, time.Now())
+	raw, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.raw, store.rev = raw, 1
+	ctl.commits.wrote(key, time.Millisecond, 0)
+	ctl.commits.wait = func(context.Context, string, time.Duration) {
+		for {
+			ctl.commits.mu.Lock()
+			queued := len(ctl.commits.queue[key])
+			ctl.commits.mu.Unlock()
+			if queued == k {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	var wg sync.WaitGroup
+	for i := range k {
+		cache.pods[i] = benchPod(i, n+i+1, target)
+		name := cache.pods[i].Name
+		in := cloudevents.NewEvent()
+		in.SetID(fmt.Sprint("outcome-", i))
+		wg.Go(func() {
+			_, _, err := ctl.replanChecked(t.Context(), in, ref, nil, func(r *rollout.Rollout) {
+				p := r.Pods[name]
+				o := events.OutcomeData{Plan: events.Plan{UpgradeID: p.UpgradeID, Pod: events.PodRef{Namespace: "shop", Name: name, UID: p.UID}},
+					Outcome: events.OutcomeSucceeded}
+				rollout.Record(r, events.UpgradeSucceeded, o, in.ID(), time.Now())
+			}, false)
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if got := store.rev - 1; got != 1 {
+		t.Errorf("%d queued outcomes made %d writes; want 1", k, got)
+	}
+	if got := cache.reads.Load(); got != 1 {
+		t.Errorf("%d queued outcomes read the workload's pods %d times; want once", k, got)
+	}
+	got, err := Decode(store.raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range k {
+		if p := got.Pods[cache.pods[i].Name]; p.State != rollout.Succeeded {
+			t.Errorf("pod %s is %s; want Succeeded", p.Name, p.State)
+		}
+	}
+}
