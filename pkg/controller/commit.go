@@ -57,6 +57,13 @@ type commits struct {
 	last map[string]lastWrite
 	// wait waits d or until ctx ends (a timer; tests replace it).
 	wait func(ctx context.Context, key string, d time.Duration)
+	// full is how many queued changes end the wait at once (0: no
+	// bound): as many as are handled at once (Deps.Workers), past which no
+	// change can join the write and the wait only holds back the ones
+	// that did.
+	full int
+	// filled wakes the writer of each key waiting for its queue to fill.
+	filled map[string]chan struct{}
 }
 
 // lastWrite is how long a key's last write took and how many pods the
@@ -93,7 +100,8 @@ func (c *commits) wrote(key string, d time.Duration, pods int) {
 	c.last[key] = lastWrite{took: d, pods: pods}
 }
 
-// pause waits spacing(key) before a write of key.
+// pause waits spacing(key) before a write of key, or until key's queue
+// holds full changes.
 func (c *commits) pause(ctx context.Context, key string) {
 	d := c.spacing(key)
 	if d <= 0 {
@@ -103,11 +111,33 @@ func (c *commits) pause(ctx context.Context, key string) {
 		c.wait(ctx, key, d)
 		return
 	}
+	c.mu.Lock()
+	var filled chan struct{}
+	if c.full > 0 {
+		if len(c.queue[key]) >= c.full {
+			c.mu.Unlock()
+			return
+		}
+		if c.filled == nil {
+			c.filled = map[string]chan struct{}{}
+		}
+		filled = make(chan struct{})
+		c.filled[key] = filled
+	}
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		if c.filled[key] == filled {
+			delete(c.filled, key)
+		}
+		c.mu.Unlock()
+	}()
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
 	case <-ctx.Done():
+	case <-filled:
 	}
 }
 
@@ -116,12 +146,7 @@ func (c *commits) pause(ctx context.Context, key string) {
 // pods step planned, or the step's or the write's error.
 func (c *commits) do(ctx context.Context, key string, ctl *Rollouts, observe look, step recordStep) (*rollout.Rollout, []*rollout.Pod, error) {
 	me := &commit{step: step}
-	c.mu.Lock()
-	if c.queue == nil {
-		c.queue = map[string][]*commit{}
-	}
-	c.queue[key] = append(c.queue[key], me)
-	c.mu.Unlock()
+	c.enqueue(key, me)
 
 	unlock := c.locks.Lock(key)
 	defer unlock()
@@ -137,6 +162,21 @@ func (c *commits) do(ctx context.Context, key string, ctl *Rollouts, observe loo
 	pods := ctl.writeGroup(ctx, key, observe, group)
 	c.wrote(key, time.Since(start), pods)
 	return me.r, me.planned, me.err
+}
+
+// enqueue queues me for key's next write, and ends its writer's wait when
+// the queue is full.
+func (c *commits) enqueue(key string, me *commit) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.queue == nil {
+		c.queue = map[string][]*commit{}
+	}
+	c.queue[key] = append(c.queue[key], me)
+	if ch := c.filled[key]; ch != nil && len(c.queue[key]) >= c.full {
+		close(ch)
+		delete(c.filled, key)
+	}
 }
 
 // alone writes step by itself (one write of a record at a time in this

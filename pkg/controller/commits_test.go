@@ -118,3 +118,38 @@ func TestQueuedOutcomesObserveTheClusterOnce(t *testing.T) {
 		}
 	}
 }
+
+// A writer's wait ends once as many changes have queued as are handled at
+// once (Deps.Workers): no other change can join its write, and waiting on
+// would only hold back the ones that did.
+func TestTheWaitEndsWhenTheQueueIsFull(t *testing.T) {
+	c := commits{full: 3}
+	c.wrote("k", time.Hour, 0) // the longest wait: maxSpacing
+	c.enqueue("k", &commit{})
+	done := make(chan time.Duration)
+	go func() {
+		start := time.Now()
+		c.pause(t.Context(), "k")
+		done <- time.Since(start)
+	}()
+	for {
+		c.mu.Lock()
+		waiting := c.filled["k"] != nil
+		c.mu.Unlock()
+		if waiting {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	c.enqueue("k", &commit{})
+	c.enqueue("k", &commit{})
+	if took := <-done; took >= maxSpacing {
+		t.Errorf("the wait with %d changes queued took %v; want it ended when the queue filled", c.full, took)
+	}
+	// Full already: no wait at all.
+	start := time.Now()
+	c.pause(t.Context(), "k")
+	if took := time.Since(start); took >= maxSpacing {
+		t.Errorf("the wait with a full queue took %v; want none", took)
+	}
+}

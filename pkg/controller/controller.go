@@ -93,6 +93,11 @@ type Deps struct {
 	// it from the API server when that contradicts the outcome; nil: the
 	// cache's word is final.
 	Pods, Fresh PodReader
+	// Workers is how many of its inputs are handled at once (the
+	// consumer's workers); 0: unknown. A record's writer waits for more
+	// changes to share its write (commits) no longer than until that many
+	// have queued.
+	Workers int
 }
 
 // Rollouts is the rollout controller: it owns the rollout records once a
@@ -120,7 +125,7 @@ func New(d Deps) *Rollouts {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	return &Rollouts{d: d}
+	return &Rollouts{d: d, commits: commits{full: d.Workers}}
 }
 
 // Types are the events the controller takes (on compute-spec's consumer).

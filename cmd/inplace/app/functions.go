@@ -191,7 +191,7 @@ func rolloutController(d FunctionDeps, rec kube.Recorder, decoded *rollout.Decod
 	log := d.Log.With("function", computespec.Name)
 	syncer := &templatesync.Syncer{Client: d.Kube, Recorder: rec, Log: log}
 	cd := controller.Deps{Cache: d.Cache, Store: d.Store, Defaults: d.Defaults,
-		Syncer: syncer, Recorder: rec, OptIn: d.OptIn, Log: log, Decoded: decoded, Measurer: d.Measurer}
+		Syncer: syncer, Recorder: rec, OptIn: d.OptIn, Log: log, Decoded: decoded, Measurer: d.Measurer, Workers: d.Workers}
 	cd.Fresh = kube.Live{Client: d.Kube}
 	if r, ok := d.Records[computespec.Name].(controller.RecordReader); ok {
 		cd.Reads = r // observes and confirms outcomes on a watched copy
