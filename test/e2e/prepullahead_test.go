@@ -61,6 +61,44 @@ func TestPrepullAheadOnEveryNode(t *testing.T) {
 	}
 }
 
+// A StatefulSet upgraded one pod at a time to an image no node has: as
+// for a DaemonSet, every node its pods run on starts pulling as soon as
+// the rollout is recorded, before the second pod is patched, although
+// compute-spec holds the StatefulSet (and waits for its controller to
+// observe the hold) before the first plan goes out.
+func TestPrepullAheadForAStatefulSet(t *testing.T) {
+	e := newEnv(t)
+	e.push("db", "1.0.0")
+	const n = 4
+	e.deploy(workload{name: "db", replicas: n, image: e.ref("db", "1.0.0"), statefulSet: true,
+		annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "1"}})
+	nodes := map[string]bool{}
+	for _, p := range e.pods("db") {
+		nodes[p.Node] = true
+	}
+
+	w := e.order("inplace-system", prepull.Selector, "app=db")
+	digest := e.push("db", "1.1.0")
+	e.waitAllOn("db", n, digest, 3*time.Minute)
+	e.waitEvent(events.RolloutCompleted, "/db", time.Minute)
+	created, patched := w.stop()
+
+	if len(patched) != n {
+		t.Fatalf("%d pods patched (%v); want %d", len(patched), patched, n)
+	}
+	second := patched[1]
+	for node := range nodes {
+		rv, ok := created[node]
+		switch {
+		case !ok:
+			t.Errorf("node %s: no pre-pull pod was created", node)
+		case rv > second:
+			t.Errorf("node %s: pre-pull pod created at resourceVersion %d, after the second pod was patched (%d); patches at %v",
+				node, rv, second, patched)
+		}
+	}
+}
+
 // daemonSet creates a DaemonSet of one container and waits for its pods.
 func (e *env) daemonSet(name, image string, annotations map[string]string) {
 	e.t.Helper()
