@@ -9,13 +9,8 @@ import (
 	"time"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/pkg/config"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
-	"github.com/inplace-dev/inplace/pkg/kube"
 )
 
 // The wait before a write of a record is as long as its last write took,
@@ -52,21 +47,12 @@ func TestSpacingGrowsWithTheRecordsPods(t *testing.T) {
 // workload's pods are read once for them (here 4 outcomes of 10 pods).
 func TestQueuedOutcomesObserveTheClusterOnce(t *testing.T) {
 	const old, target, n, k = "r.example/shop/web:1.2.0", "r.example/shop/web:1.3.0", 10, 4
-	ref := events.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web"}
+	w := newBenchWorkload(n)
+	ref, cache, store, ctl := w.ref, w.cache, w.store, w.ctl
 	key := rollout.Key(ref)
-	cache := &benchCache{w: kube.Workload{Ref: ref, Replicas: n, Meta: metav1.ObjectMeta{Name: "web", Namespace: "shop",
-		Annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "100%"}}}}
-	cache.pods = make([]*corev1.Pod, n)
-	for i := range cache.pods {
-		cache.pods[i] = benchPod(i, i+1, old)
-	}
-	store := &benchStore{}
-	ctl := New(Deps{Cache: cache, Store: store, Decoded: &rollout.Decoded{}, Defaults: config.NewStore(config.StandardDefaults(), nil)})
-	push := events.UpgradeRequestData{ImagePushedData: events.ImagePushedData{Registry: "r.example", Repository: "shop/web", Tag: "1.3.0"}}
-	r := rollout.Begin(nil, "u-1", ref, push, rollout.Options{Budget: n}, time.Now())
-	pol := TargetOf(cache.w, config.StandardDefaults()).Options.Policy
-	rollout.Plan(r, ctl.plans.Candidates(key, r.UpgradeID, ref.Kind, cache.pods, push, pol), "push", false, time.Now())
-	raw, err := json.Marshal(r)
+	rv := 0
+	w.onImage(old, &rv)
+	raw, err := json.Marshal(w.planned("u-1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,12 +76,7 @@ func TestQueuedOutcomesObserveTheClusterOnce(t *testing.T) {
 		in := cloudevents.NewEvent()
 		in.SetID(fmt.Sprint("outcome-", i))
 		wg.Go(func() {
-			_, _, err := ctl.replanChecked(t.Context(), in, ref, nil, func(r *rollout.Rollout) {
-				p := r.Pods[name]
-				o := events.OutcomeData{Plan: events.Plan{UpgradeID: p.UpgradeID, Pod: events.PodRef{Namespace: "shop", Name: name, UID: p.UID}},
-					Outcome: events.OutcomeSucceeded}
-				rollout.Record(r, events.UpgradeSucceeded, o, in.ID(), time.Now())
-			}, false)
+			_, _, err := ctl.replanChecked(t.Context(), in, ref, nil, recordSuccess(name, in.ID()), false)
 			if err != nil {
 				t.Error(err)
 			}

@@ -74,6 +74,59 @@ func benchPod(i int, rv int, image string) *corev1.Pod {
 	}
 }
 
+// benchWorkload is a Deployment "web" of n pods in a benchCache, its
+// record in a benchStore, and the controller over both.
+type benchWorkload struct {
+	ref   events.ObjectRef
+	n     int
+	cache *benchCache
+	store *benchStore
+	ctl   *Rollouts
+}
+
+func newBenchWorkload(n int) *benchWorkload {
+	ref := events.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web"}
+	cache := &benchCache{w: kube.Workload{Ref: ref, Replicas: n, Meta: metav1.ObjectMeta{Name: "web", Namespace: "shop",
+		Annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "100%"}}}}
+	store := &benchStore{}
+	ctl := New(Deps{Cache: cache, Store: store, Decoded: &rollout.Decoded{},
+		Defaults: config.NewStore(config.StandardDefaults(), nil)})
+	return &benchWorkload{ref: ref, n: n, cache: cache, store: store, ctl: ctl}
+}
+
+// benchPush is the push every bench rollout moves the pods to.
+var benchPush = events.UpgradeRequestData{ImagePushedData: events.ImagePushedData{Registry: "r.example", Repository: "shop/web", Tag: "1.3.0"}}
+
+// onImage makes every pod of w anew on image, their resourceVersions
+// counted on from *rv.
+func (w *benchWorkload) onImage(image string, rv *int) {
+	w.cache.pods = make([]*corev1.Pod, w.n)
+	for i := range w.cache.pods {
+		*rv++
+		w.cache.pods[i] = benchPod(i, *rv, image)
+	}
+}
+
+// planned is rollout upgradeID of benchPush begun on w's pods, every pod
+// planned (budget n); not stored.
+func (w *benchWorkload) planned(upgradeID string) *rollout.Rollout {
+	pol := TargetOf(w.cache.w, config.StandardDefaults()).Options.Policy
+	r := rollout.Begin(nil, upgradeID, w.ref, benchPush, rollout.Options{Budget: w.n}, time.Now())
+	rollout.Plan(r, w.ctl.plans.Candidates(rollout.Key(w.ref), r.UpgradeID, w.ref.Kind, w.cache.pods, benchPush, pol), "push", false, time.Now())
+	return r
+}
+
+// recordSuccess is the change of the upgrade.succeeded of pod name that
+// input id brings.
+func recordSuccess(name, id string) func(*rollout.Rollout) {
+	return func(r *rollout.Rollout) {
+		p := r.Pods[name]
+		o := events.OutcomeData{Plan: events.Plan{UpgradeID: p.UpgradeID, Pod: events.PodRef{Namespace: "shop", Name: name, UID: p.UID}},
+			Outcome: events.OutcomeSucceeded}
+		rollout.Record(r, events.UpgradeSucceeded, o, id, time.Now())
+	}
+}
+
 // BenchmarkOutcome is compute-spec's work for one pod's upgrade.succeeded
 // in a rollout of n pods all in flight (max-unavailable 100%, as the scale
 // run): observe the workload, record the outcome, replan, encode and write
@@ -83,25 +136,13 @@ func BenchmarkOutcome(b *testing.B) {
 	const old, target = "r.example/shop/web:1.2.0", "r.example/shop/web:1.3.0"
 	for _, n := range []int{100, 1000} {
 		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
-			ref := events.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web"}
-			cache := &benchCache{w: kube.Workload{Ref: ref, Replicas: n, Meta: metav1.ObjectMeta{Name: "web", Namespace: "shop",
-				Annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "100%"}}}}
-			store := &benchStore{}
-			ctl := New(Deps{Cache: cache, Store: store, Decoded: &rollout.Decoded{},
-				Defaults: config.NewStore(config.StandardDefaults(), nil)})
+			w := newBenchWorkload(n)
+			ref, cache, store, ctl := w.ref, w.cache, w.store, w.ctl
 			ctl.commits.wait = func(context.Context, string, time.Duration) {}
-			push := events.UpgradeRequestData{ImagePushedData: events.ImagePushedData{Registry: "r.example", Repository: "shop/web", Tag: "1.3.0"}}
 			rv := 0
 			begin := func() {
-				cache.pods = make([]*corev1.Pod, n)
-				for i := range cache.pods {
-					rv++
-					cache.pods[i] = benchPod(i, rv, old)
-				}
-				pol := TargetOf(cache.w, config.StandardDefaults()).Options.Policy
-				r := rollout.Begin(nil, fmt.Sprint("u-", rv), ref, push, rollout.Options{Budget: n}, time.Now())
-				rollout.Plan(r, ctl.plans.Candidates(rollout.Key(ref), r.UpgradeID, ref.Kind, cache.pods, push, pol), "push", false, time.Now())
-				store.raw, store.rev = mustMarshal(b, r), store.rev+1
+				w.onImage(old, &rv)
+				store.raw, store.rev = mustMarshal(b, w.planned(fmt.Sprint("u-", rv))), store.rev+1
 			}
 			begin()
 			for i := 0; b.Loop(); i++ {
@@ -116,12 +157,7 @@ func BenchmarkOutcome(b *testing.B) {
 				in := cloudevents.NewEvent()
 				in.SetID(fmt.Sprint("outcome-", i))
 				name := cache.pods[k].Name
-				_, _, err := ctl.replanChecked(b.Context(), in, ref, nil, func(r *rollout.Rollout) {
-					p := r.Pods[name]
-					o := events.OutcomeData{Plan: events.Plan{UpgradeID: p.UpgradeID, Pod: events.PodRef{Namespace: "shop", Name: name, UID: p.UID}},
-						Outcome: events.OutcomeSucceeded}
-					rollout.Record(r, events.UpgradeSucceeded, o, in.ID(), time.Now())
-				}, false)
+				_, _, err := ctl.replanChecked(b.Context(), in, ref, nil, recordSuccess(name, in.ID()), false)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -136,13 +172,9 @@ func BenchmarkOutcome(b *testing.B) {
 // written once for them. ns/op is per outcome.
 func BenchmarkQueuedOutcomes(b *testing.B) {
 	const old, target, n, k = "r.example/shop/web:1.2.0", "r.example/shop/web:1.3.0", 1000, 8
-	ref := events.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web"}
+	w := newBenchWorkload(n)
+	ref, cache, store, ctl := w.ref, w.cache, w.store, w.ctl
 	key := rollout.Key(ref)
-	cache := &benchCache{w: kube.Workload{Ref: ref, Replicas: n, Meta: metav1.ObjectMeta{Name: "web", Namespace: "shop",
-		Annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "100%"}}}}
-	store := &benchStore{}
-	ctl := New(Deps{Cache: cache, Store: store, Decoded: &rollout.Decoded{},
-		Defaults: config.NewStore(config.StandardDefaults(), nil)})
 	queued := func() int {
 		ctl.commits.mu.Lock()
 		defer ctl.commits.mu.Unlock()
@@ -154,18 +186,10 @@ func BenchmarkQueuedOutcomes(b *testing.B) {
 			time.Sleep(10 * time.Microsecond)
 		}
 	}
-	push := events.UpgradeRequestData{ImagePushedData: events.ImagePushedData{Registry: "r.example", Repository: "shop/web", Tag: "1.3.0"}}
 	rv := 0
 	begin := func() {
-		cache.pods = make([]*corev1.Pod, n)
-		for i := range cache.pods {
-			rv++
-			cache.pods[i] = benchPod(i, rv, old)
-		}
-		pol := TargetOf(cache.w, config.StandardDefaults()).Options.Policy
-		r := rollout.Begin(nil, fmt.Sprint("u-", rv), ref, push, rollout.Options{Budget: n}, time.Now())
-		rollout.Plan(r, ctl.plans.Candidates(key, r.UpgradeID, ref.Kind, cache.pods, push, pol), "push", false, time.Now())
-		store.raw, store.rev = mustMarshal(b, r), store.rev+1
+		w.onImage(old, &rv)
+		store.raw, store.rev = mustMarshal(b, w.planned(fmt.Sprint("u-", rv))), store.rev+1
 	}
 	begin()
 	writes := store.rev
@@ -189,12 +213,7 @@ func BenchmarkQueuedOutcomes(b *testing.B) {
 			in := cloudevents.NewEvent()
 			in.SetID(fmt.Sprint("outcome-", i, "-", j))
 			wg.Go(func() {
-				_, _, err := ctl.replanChecked(b.Context(), in, ref, nil, func(r *rollout.Rollout) {
-					p := r.Pods[name]
-					o := events.OutcomeData{Plan: events.Plan{UpgradeID: p.UpgradeID, Pod: events.PodRef{Namespace: "shop", Name: name, UID: p.UID}},
-						Outcome: events.OutcomeSucceeded}
-					rollout.Record(r, events.UpgradeSucceeded, o, in.ID(), time.Now())
-				}, false)
+				_, _, err := ctl.replanChecked(b.Context(), in, ref, nil, recordSuccess(name, in.ID()), false)
 				if err != nil {
 					b.Error(err)
 				}
@@ -215,21 +234,12 @@ func BenchmarkDuplicateOutcome(b *testing.B) {
 	const old, target = "r.example/shop/web:1.2.0", "r.example/shop/web:1.3.0"
 	for _, n := range []int{100, 1000} {
 		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
-			ref := events.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web"}
-			cache := &benchCache{w: kube.Workload{Ref: ref, Replicas: n, Meta: metav1.ObjectMeta{Name: "web", Namespace: "shop",
-				Annotations: map[string]string{"inplace.dev/policy": "semver:minor", "inplace.dev/max-unavailable": "100%"}}}}
-			cache.pods = make([]*corev1.Pod, n)
-			for i := range cache.pods {
-				cache.pods[i] = benchPod(i, i+1, old)
-			}
-			store := &benchStore{}
-			ctl := New(Deps{Cache: cache, Store: store, Decoded: &rollout.Decoded{},
-				Defaults: config.NewStore(config.StandardDefaults(), nil)})
+			w := newBenchWorkload(n)
+			ref, cache, store, ctl := w.ref, w.cache, w.store, w.ctl
 			ctl.commits.wait = func(context.Context, string, time.Duration) {}
-			push := events.UpgradeRequestData{ImagePushedData: events.ImagePushedData{Registry: "r.example", Repository: "shop/web", Tag: "1.3.0"}}
-			pol := TargetOf(cache.w, config.StandardDefaults()).Options.Policy
-			r := rollout.Begin(nil, "u-1", ref, push, rollout.Options{Budget: n}, time.Now())
-			rollout.Plan(r, ctl.plans.Candidates(rollout.Key(ref), r.UpgradeID, ref.Kind, cache.pods, push, pol), "push", false, time.Now())
+			rv := 0
+			w.onImage(old, &rv)
+			r := w.planned("u-1")
 			cache.pods[0] = benchPod(0, n+1, target)
 			p := r.Pods[cache.pods[0].Name]
 			o := events.OutcomeData{Plan: planner.PodPlan(r, p), Outcome: events.OutcomeSucceeded}
