@@ -114,9 +114,11 @@ func (ctl *Rollouts) statefulSet(r *rollout.Rollout) *appsv1.StatefulSet {
 // releaseHalted releases the hold of a halted rollout's StatefulSet once
 // none of its pods is in flight, so no patch-pod write labelled ahead can
 // still land: nothing is planned while it is halted, and a resume, an undo
-// or a newer push holds it again from its first plan. An error is returned
-// so the input is retried: a StatefulSet held for nothing blocks the
-// controller's own rollouts.
+// or a newer push holds it again from its first plan. A release waiting
+// for the controller to count the pods labelled back is tried again as the
+// cache sees the StatefulSet change, within maxHoldWait. An error is
+// returned so the input is retried: a StatefulSet held for nothing blocks
+// the controller's own rollouts.
 func (ctl *Rollouts) releaseHalted(ctx context.Context, r *rollout.Rollout) error {
 	h, ok := ctl.d.Syncer.(holder)
 	if !ok || r.Workload.Kind != "StatefulSet" || r.Phase != rollout.Halted {
@@ -127,10 +129,21 @@ func (ctl *Rollouts) releaseHalted(ctx context.Context, r *rollout.Rollout) erro
 			return nil // its outcome comes back here
 		}
 	}
-	if sts := ctl.statefulSet(r); sts == nil || !heldFor(sts, r.UpgradeID) {
-		return nil
+	watcher, _ := ctl.d.Cache.(changeWatcher)
+	deadline := time.Now().Add(maxHoldWait)
+	for {
+		woken, stop := changes(watcher, r.Workload)
+		if sts := ctl.statefulSet(r); sts == nil || !heldFor(sts, r.UpgradeID) {
+			stop()
+			return nil
+		}
+		err := h.Release(ctx, r)
+		if kind, _ := settle.Classify(err); kind != settle.Later || watcher == nil || !notify.Wait(ctx, woken, time.Until(deadline)) {
+			stop()
+			return wrap("release the hold of "+r.Workload.String(), err)
+		}
+		stop()
 	}
-	return wrap("release the hold of "+r.Workload.String(), h.Release(ctx, r))
 }
 
 // heldFor: sts carries upgradeID's hold record.

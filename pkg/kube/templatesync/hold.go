@@ -92,8 +92,10 @@ func withImages(sts *appsv1.StatefulSet, images map[string]string) (*appsv1.Stat
 // labelled ahead with the held revision is labelled back with the
 // controller's current revision (a pod that kept the new images then looks
 // as it did before holds existed: on the old revision), then the strategy
-// recorded before the hold is restored. In that order: released first, the
-// controller would replace each pod labelled ahead.
+// recorded before the hold is restored, once the controller's status
+// counts every pod on a revision it knows (controllerCounted). In that
+// order: released while the controller still saw a pod labelled ahead, it
+// would replace that pod. Until then Release returns a settle.NotYet error.
 func (s *Syncer) Release(ctx context.Context, r *rollout.Rollout) error {
 	if r.Workload.Kind != "StatefulSet" {
 		return nil
@@ -110,21 +112,54 @@ func (s *Syncer) Release(ctx context.Context, r *rollout.Rollout) error {
 	if err != nil || rec == nil || !rec.Hold {
 		return err
 	}
+	pods, err := s.podsOf(ctx, sts.Namespace, sts.Spec.Selector)
+	if err != nil {
+		return err
+	}
 	if back := sts.Status.CurrentRevision; back != "" && back != rec.Revision {
-		pods, err := s.podsOf(ctx, sts.Namespace, sts.Spec.Selector)
-		if err != nil {
-			return err
-		}
-		ahead := pods[:0]
+		var ahead []corev1.Pod
 		for _, p := range pods {
-			if p.Labels[inplace.RevisionLabel] == rec.Revision {
+			if p.Labels[inplace.RevisionLabel] == rec.Revision && p.DeletionTimestamp == nil {
 				ahead = append(ahead, p)
 			}
 		}
-		if err := s.relabel(ctx, ahead, back); err != nil {
-			return err
+		if len(ahead) > 0 {
+			if err := s.relabel(ctx, ahead, back); err != nil {
+				return err
+			}
+			return waiting("StatefulSet %s: %d pods labelled back with revision %s; the controller has yet to count them", sts.Name, len(ahead), back)
 		}
+	}
+	if err := controllerCounted(sts, pods); err != nil {
+		return err
 	}
 	body, err := inplace.StatefulSetRestorePatch(sts)
 	return sendBuilt(ctx, c.Patch, sts.Name, body, err)
+}
+
+// controllerCounted: sts's status, as the StatefulSet controller last wrote
+// it, counts at least as many pods on its current or update revision as
+// pods (listed after any relabel) carry, and it observed sts's generation.
+// The controller computes that status from its own pod cache, so a pod it
+// still sees labelled ahead is missing from the count.
+func controllerCounted(sts *appsv1.StatefulSet, pods []corev1.Pod) error {
+	st := sts.Status
+	want := int32(0)
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		if rev := p.Labels[inplace.RevisionLabel]; rev != "" && (rev == st.CurrentRevision || rev == st.UpdateRevision) {
+			want++
+		}
+	}
+	counted := st.CurrentReplicas
+	if st.UpdateRevision != st.CurrentRevision {
+		counted += st.UpdatedReplicas
+	}
+	if st.ObservedGeneration < sts.Generation || counted < want {
+		return waiting("StatefulSet %s: the controller counts %d pods on revisions %s/%s, %d carry them (observed %d/%d)",
+			sts.Name, counted, st.CurrentRevision, st.UpdateRevision, want, st.ObservedGeneration, sts.Generation)
+	}
+	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
+	"github.com/inplace-dev/inplace/pkg/core/settle"
 	"github.com/inplace-dev/inplace/pkg/kube/templatesync"
 	"github.com/inplace-dev/inplace/test/world"
 )
@@ -132,7 +133,16 @@ func TestStatefulSetHoldReleasedWithoutASync(t *testing.T) {
 	sts := f.hold(r)
 	f.moveAhead(sts, r, "shop-2")
 	r.Phase = rollout.Syncing
-	p, done, err := (&templatesync.Syncer{Client: f.c}).Sync(ctx, r)
+	var p rollout.Sync
+	var done bool
+	err := world.Eventually(ctx, time.Minute, "the sync ended, the hold released", func(ctx context.Context) (bool, error) {
+		var err error
+		p, done, err = (&templatesync.Syncer{Client: f.c}).Sync(ctx, r)
+		if k, _ := settle.Classify(err); k == settle.Later {
+			return false, nil // the controller has yet to count the pod labelled back
+		}
+		return true, err
+	})
 	if err != nil || !done || p.Result != events.TemplateNotSynced || p.Reason != templatesync.ReasonPodsNotOnTarget {
 		t.Fatalf("sync: %+v, done %v, %v; want not synced, %s", p, done, err, templatesync.ReasonPodsNotOnTarget)
 	}
