@@ -7,8 +7,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 
+	"github.com/inplace-dev/inplace/pkg/core/pulls"
 	"github.com/inplace-dev/inplace/test/registry"
 )
 
@@ -90,4 +93,56 @@ func warmNodes(ctx context.Context, c kubernetes.Interface, ns, image string, no
 		return err
 	}
 	return c.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "inplace-bench=warm"})
+}
+
+// listLimit bounds the wait for the nodes to list a warmed image: a real
+// kubelet refreshes its image list every 30s and writes node status every
+// 10s.
+const listLimit = 2 * time.Minute
+
+// waitListed waits until every node's status.images lists image (a digest
+// reference), as pre-pull and the scheduler read it. An image just pulled
+// is on the node but not listed for up to 40s; a cluster whose nodes have
+// had an image for longer lists it, and that is the cluster a cached
+// scenario stands for. Measured earlier, pre-pull would start a pre-pull
+// pod (a sandbox, on a real node half a second) for an image its node has.
+func waitListed(ctx context.Context, c kubernetes.Interface, image string, nodes []string, limit time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	f := informers.NewSharedInformerFactory(c, 0)
+	defer f.Shutdown() // after cancel: it waits for the informer to stop
+	defer cancel()
+	inf := f.Core().V1().Nodes().Informer()
+	wake := make(chan struct{}, 1)
+	poke := func(any) {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: poke, UpdateFunc: func(_, cur any) { poke(cur) }}); err != nil {
+		return err
+	}
+	f.Start(ctx.Done())
+	for {
+		if listedOn(inf.GetStore(), image, nodes) {
+			return nil
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %v to list %s: %w", nodes, image, ctx.Err())
+		}
+	}
+}
+
+// listedOn: every node of nodes in store lists image in its status.
+func listedOn(store cache.Store, image string, nodes []string) bool {
+	for _, name := range nodes {
+		obj, ok, err := store.GetByKey(name)
+		n, _ := obj.(*corev1.Node)
+		if err != nil || !ok || n == nil || !pulls.OnNode(n.Status.Images, []string{image}, false) {
+			return false
+		}
+	}
+	return true
 }

@@ -163,7 +163,7 @@ func readyz(port int32) *corev1.Probe {
 func describeReal() string {
 	return fmt.Sprintf("%d real nodes (kubelet v1.35.4, containerd, runc, CNI bridge, kube-proxy; kube-scheduler, CoreDNS); "+
 		"the app starts serving %s after its start and drains %s in a preStop sleep hook before SIGTERM, the sidecar is Ready %s after its start, "+
-		"the init container runs %s; images of %d MiB, already on the nodes, except real-uncached's new image: a fresh one per run "+
+		"the init container runs %s; images of %d MiB, already on the nodes and listed in their status, except real-uncached's new image: a fresh one per run "+
 		"with %d MiB of random bytes in a layer of its own, pulled from the test registry on the same machine; "+
 		"real-sts-pvc's volumes are hostPath PersistentVolumes, one per pod, bound ahead", realNodeN, appStart, appStop, sidecarStart,
 		settings.DefaultInit.Sleep, realImageMB, realFreshMB)

@@ -48,6 +48,8 @@ type prepared struct {
 	ns   string
 	repo string
 	wl   workload
+	// warmed is the new image a cached scenario put on every node.
+	warmed string
 }
 
 // rolloutLimit bounds one upgrade.
@@ -82,17 +84,25 @@ func (p *part) prepare(ctx context.Context, sc scenario, k runKind, i int) (*pre
 	if err != nil {
 		return nil, err
 	}
-	return r, warmNodes(ctx, p.client, ns, reg.Host()+"/"+r.repo+"@"+digest, p.w.NodeNames())
+	r.warmed = reg.Host() + "/" + r.repo + "@" + digest
+	return r, warmNodes(ctx, p.client, ns, r.warmed, p.w.NodeNames())
 }
 
-// waitReady waits for the run's workload to be Ready.
+// waitReady waits for the run's workload to be Ready and, in a cached
+// scenario, for every node to list the new image (waitListed).
 func (p *part) waitReady(ctx context.Context, r *prepared) error {
 	w, err := watchPods(ctx, p.client, r.ns)
 	if err != nil {
 		return err
 	}
 	defer w.stop()
-	return w.until(ctx, 10*time.Minute, r.wl.key()+" Ready", allReadyOn(r.wl.Name, int(r.wl.Replicas), ""))
+	if err := w.until(ctx, 10*time.Minute, r.wl.key()+" Ready", allReadyOn(r.wl.Name, int(r.wl.Replicas), "")); err != nil {
+		return err
+	}
+	if r.warmed == "" {
+		return nil
+	}
+	return waitListed(ctx, p.client, r.warmed, p.w.NodeNames(), listLimit)
 }
 
 // measure upgrades the prepared workload to 1.1.0 the run's way and
