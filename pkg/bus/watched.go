@@ -19,10 +19,14 @@ import (
 // has delivered the bucket's values, or written since) is read through.
 // Like an informer's cache it may lag a write by the watch's delay:
 // whoever refuses on what it read here reads the record again (Fresh).
+// Its watch also feeds the process's other watchers of the records
+// (Watch), so each revision crosses the connection once per process.
 type Watched struct {
 	live *KV
 	mu   sync.RWMutex
 	vals map[string]watchedValue
+	// watchers are called with each value the watch brings (Watch).
+	watchers map[*func(key string, value []byte)]bool
 	// synced is closed once the watch has delivered every value the
 	// bucket held.
 	synced chan struct{}
@@ -96,8 +100,35 @@ func (w *Watched) Run(ctx context.Context) error {
 	}
 }
 
-// apply takes one watch update in: nil marks the end of the initial values.
+// Watch calls fn with each value the cache's watch brings from now on
+// (deletes left out), once the cache holds it, so what fn wakes reads that
+// value here; it returns when ctx ends. It is KV.Watch without a watch of
+// its own: the values already held are not replayed.
+func (w *Watched) Watch(ctx context.Context, fn func(key string, value []byte)) error {
+	w.mu.Lock()
+	if w.watchers == nil {
+		w.watchers = map[*func(string, []byte)]bool{}
+	}
+	w.watchers[&fn] = true
+	w.mu.Unlock()
+	<-ctx.Done()
+	w.mu.Lock()
+	delete(w.watchers, &fn)
+	w.mu.Unlock()
+	return nil
+}
+
+// apply takes one watch update in, then hands a new value to the
+// watchers: nil marks the end of the initial values.
 func (w *Watched) apply(e jetstream.KeyValueEntry) {
+	for _, fn := range w.store(e) {
+		fn(e.Key(), e.Value())
+	}
+}
+
+// store takes e into the cache; the watchers to hand it to when it is a
+// new value.
+func (w *Watched) store(e jetstream.KeyValueEntry) []func(string, []byte) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch {
@@ -111,7 +142,13 @@ func (w *Watched) apply(e jetstream.KeyValueEntry) {
 		delete(w.vals, e.Key())
 	case e.Revision() > w.vals[e.Key()].rev:
 		w.vals[e.Key()] = watchedValue{rev: e.Revision(), value: e.Value()}
+		fns := make([]func(string, []byte), 0, len(w.watchers))
+		for fn := range w.watchers {
+			fns = append(fns, *fn)
+		}
+		return fns
 	}
+	return nil
 }
 
 func (w *Watched) reset() {

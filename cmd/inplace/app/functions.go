@@ -53,7 +53,8 @@ type FunctionDeps struct {
 	Cache  computespec.Cache
 	// Store holds the rollout records: compute-spec writes them; patch-pod
 	// and verify check every write against them, through Records[their
-	// name] when set (their own connection), else through Store.
+	// name] when set (in `inplace run` the process's one watched copy),
+	// else through Store.
 	Store   controller.Store
 	Records map[string]guard.Records
 	// Leases hold each pod for one replica of patch-pod and of verify at a
@@ -90,8 +91,9 @@ type FunctionDeps struct {
 	// woken by them (a pull ended, a pod became Ready); nil: neither.
 	Informers *kube.Cache
 	// WatchRecords, when set, feeds compute-spec every rollout record as
-	// it changes (bus.KV.Watch, as compute-spec's identity): a delivery
-	// waiting for another worker's change of a record is woken by it.
+	// it changes (in `inplace run` bus.Watched.Watch, from the watch of
+	// the process's copy of the records): a delivery waiting for another
+	// worker's change of a record is woken by it.
 	WatchRecords func(ctx context.Context, fn func(key string, value []byte)) error
 	// Workers is how many events of one function are handled at once:
 	// patch-pod waits on the watch in at most half of them.
@@ -264,18 +266,10 @@ func (a *App) buildFunctions(ctx context.Context, p *config.Process, l *links, l
 		}
 		d.Measurer = c
 	}
-	if l != nil { // each function reads the rollout records, and publishes, as itself
+	if l != nil { // each function publishes as itself
 		d.Publish = l.bus(computespec.Name).Publish
-		if p.Runs(computespec.Name) {
-			d.WatchRecords = a.KV.Watch
-			// compute-spec reads a record for each outcome, and a record
-			// holds every pod: from a watched copy of them (it writes by
-			// compare-and-swap on the bucket itself).
-			cache := bus.NewWatched(a.KV)
-			d.Records[computespec.Name] = cache
-			a.Background = append(a.Background, func(ctx context.Context) {
-				watch(ctx, func(ctx context.Context, _ struct{}) error { return cache.Run(ctx) }, struct{}{}, log)
-			})
+		if err := a.readRecords(ctx, p, l, &d, log); err != nil {
+			return err
 		}
 		if p.Runs(prepull.Name) {
 			kv, err := l.bus(prepull.Name).KV(ctx)
@@ -291,17 +285,6 @@ func (a *App) buildFunctions(ctx context.Context, p *config.Process, l *links, l
 		}
 		for _, fn := range []string{patchpod.Name, verify.Name} {
 			if p.Runs(fn) {
-				kv, err := l.bus(fn).KV(ctx)
-				if err != nil {
-					return err
-				}
-				// patch-pod and verify check every step of every pod
-				// against its record: from a watched cache of them.
-				cache := bus.NewWatched(kv)
-				d.Records[fn] = cache
-				a.Background = append(a.Background, func(ctx context.Context) {
-					watch(ctx, func(ctx context.Context, _ struct{}) error { return cache.Run(ctx) }, struct{}{}, log)
-				})
 				leases, err := l.bus(fn).Leases(ctx)
 				if err != nil {
 					return err
@@ -344,6 +327,45 @@ func (a *App) buildFunctions(ctx context.Context, p *config.Process, l *links, l
 			}
 		})
 	}
+	return nil
+}
+
+// readRecords gives the process's readers of the rollout records one
+// watched copy of them (bus.Watched), fed by one watch: compute-spec reads
+// a record for each outcome and is woken by its changes (WatchRecords),
+// patch-pod and verify check every step of every pod against its record,
+// and a record holds every pod, so each revision crossing the connection
+// once per reader would cost each replica as much again per reader. The
+// watch is compute-spec's when the process runs it (its writes go by
+// compare-and-swap on the bucket itself), else patch-pod's or verify's:
+// each of them may read the whole bucket, and the cache serves reads only.
+func (a *App) readRecords(ctx context.Context, p *config.Process, l *links, d *FunctionDeps, log *slog.Logger) error {
+	var readers []string
+	for _, fn := range []string{computespec.Name, patchpod.Name, verify.Name} {
+		if p.Runs(fn) {
+			readers = append(readers, fn)
+		}
+	}
+	if len(readers) == 0 {
+		return nil
+	}
+	kv := a.KV
+	if readers[0] != computespec.Name || kv == nil {
+		var err error
+		if kv, err = l.bus(readers[0]).KV(ctx); err != nil {
+			return err
+		}
+	}
+	cache := bus.NewWatched(kv)
+	for _, fn := range readers {
+		d.Records[fn] = cache
+	}
+	if p.Runs(computespec.Name) {
+		d.WatchRecords = cache.Watch
+	}
+	a.Background = append(a.Background, func(ctx context.Context) {
+		watch(ctx, func(ctx context.Context, _ struct{}) error { return cache.Run(ctx) }, struct{}{}, log)
+	})
 	return nil
 }
 
