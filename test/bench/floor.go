@@ -25,7 +25,7 @@ import (
 // True as soon as the kubelet has taken the patch up (as verify opens it). What is left is the time the
 // kubelet itself needs for the same restarts: the floor under in place.
 func (p *part) upgradeFloor(ctx context.Context, r *prepared) (time.Duration, error) {
-	image, err := p.pushQuiet(ctx, r.repo, versions[1], r.sc.FreshMB)
+	image, err := p.pushQuiet(ctx, r.source(), r.repo, versions[1], r.sc.FreshMB)
 	if err != nil {
 		return 0, err
 	}

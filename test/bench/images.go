@@ -38,13 +38,28 @@ func pushBase(ctx context.Context, reg *registry.Registry, sizeMB int64) error {
 	return nil
 }
 
+// cachedVersion makes the new version of a cached run in namespace ns an
+// image of its own, kept in src (ns/new) until the run copies it to its
+// repo (newVersion), and puts it in repo by digest alone (to warm the
+// nodes with). Its own, not a copy of the base: a kubelet lists at most 5
+// names of an image, and every cached run's copy of the base would be one
+// image, so most runs' would never be listed.
+func cachedVersion(ctx context.Context, reg *registry.Registry, ns, repo string) (src, digest string, err error) {
+	src = ns + "/new"
+	if _, err := reg.Variant(ctx, baseRepo, versions[1], src, versions[1], "inplace-bench/run", ns); err != nil {
+		return "", "", err
+	}
+	digest, err = reg.Copy(ctx, src, versions[1], repo, "")
+	return src, digest, err
+}
+
 // newVersion makes repo:tag, the version a run upgrades to, and returns
-// its digest: a copy of the base image's tag, or, when freshMB is set, a
-// new image with freshMB MiB of random bytes in a layer of its own, which
-// no node has yet.
-func newVersion(ctx context.Context, reg *registry.Registry, repo, tag string, freshMB int64) (string, error) {
+// its digest: a copy of src's tag (the base image's, or a run's own
+// variant of it), or, when freshMB is set, a new image with freshMB MiB of
+// random bytes in a layer of its own, which no node has yet.
+func newVersion(ctx context.Context, reg *registry.Registry, src, repo, tag string, freshMB int64) (string, error) {
 	if freshMB == 0 {
-		return reg.Copy(ctx, baseRepo, tag, repo, tag)
+		return reg.Copy(ctx, src, tag, repo, tag)
 	}
 	d, err := reg.Push(ctx, repo, tag, registry.WithSizeMB(freshMB))
 	if err != nil {

@@ -116,7 +116,7 @@ func TestNewVersionIsFresh(t *testing.T) {
 	}
 	layers := map[string]string{}
 	for _, repo := range []string{"a/app", "b/app"} {
-		d, err := newVersion(ctx, reg, repo, versions[1], 1)
+		d, err := newVersion(ctx, reg, baseRepo, repo, versions[1], 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,9 +150,42 @@ func TestNewVersionIsFresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := newVersion(ctx, reg, "d/app", versions[1], 0)
+	d, err := newVersion(ctx, reg, baseRepo, "d/app", versions[1], 0)
 	if err != nil || d != base {
 		t.Errorf("without freshMB: %s, %v; want the base image %s", d, err, base)
+	}
+}
+
+// TestCachedVersionsAreImagesOfTheirOwn: each cached run's new version is
+// an image of its own, the one its run then tags (a kubelet lists at most
+// 5 names of one image).
+func TestCachedVersionsAreImagesOfTheirOwn(t *testing.T) {
+	ctx := t.Context()
+	reg, err := registry.Start(ctx, registry.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = reg.Close() })
+	if err := pushBase(ctx, reg, 0); err != nil {
+		t.Fatal(err)
+	}
+	base, err := reg.Copy(ctx, baseRepo, versions[1], "c/app", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{base: baseRepo}
+	for _, ns := range []string{"a", "b"} {
+		src, warmed, err := cachedVersion(ctx, reg, ns, ns+"/app")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if other, ok := seen[warmed]; ok {
+			t.Errorf("%s's new version %s is %s's", ns, warmed, other)
+		}
+		seen[warmed] = ns
+		if d, err := newVersion(ctx, reg, src, ns+"/app", versions[1], 0); err != nil || d != warmed {
+			t.Errorf("%s tagged %s: %s, %v; want the warmed %s", ns, versions[1], d, err, warmed)
+		}
 	}
 }
 

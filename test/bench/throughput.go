@@ -52,7 +52,7 @@ func (p *part) throughputRun(ctx context.Context, wl workload, repo, tag string,
 	profiled := p.project.profileReplicas(ctx, profilesDir(), 20*time.Second, p.log)
 	busy, total := machineTicks()
 	before, from := m.read(), time.Now()
-	took, phases, err := p.pushAndWait(ctx, wl, repo, tag, int(wl.Replicas), freshMB)
+	took, phases, err := p.pushAndWait(ctx, wl, baseRepo, repo, tag, int(wl.Replicas), freshMB)
 	res.MachineBusy = busySince(busy, total)
 	res.Shares = sharesSince(shares, p.project.shareMetrics(ctx))
 	profiled()
@@ -75,16 +75,16 @@ func (p *part) throughputRun(ctx context.Context, wl workload, repo, tag string,
 	return res
 }
 
-// pushAndWait makes tag in repo (newVersion) and waits for the workload's
-// rollout.completed; the time runs from the webhook's arrival.
-func (p *part) pushAndWait(ctx context.Context, wl workload, repo, tag string, budget int, freshMB int64) (time.Duration, []phase, error) {
+// pushAndWait makes tag in repo from src (newVersion) and waits for the
+// workload's rollout.completed; the time runs from the webhook's arrival.
+func (p *part) pushAndWait(ctx context.Context, wl workload, src, repo, tag string, budget int, freshMB int64) (time.Duration, []phase, error) {
 	ready, err := watchReady(ctx, p.client, wl.Namespace)
 	if err != nil {
 		return 0, nil, err
 	}
 	defer ready.stop()
 	from := time.Now()
-	digest, err := newVersion(ctx, p.w.Registry, repo, tag, freshMB)
+	digest, err := newVersion(ctx, p.w.Registry, src, repo, tag, freshMB)
 	if err != nil {
 		return 0, nil, err
 	}

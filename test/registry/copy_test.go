@@ -40,3 +40,35 @@ func TestCopy(t *testing.T) {
 		t.Errorf("Copy of a missing tag: err = %v, want ErrNotFound", err)
 	}
 }
+
+// TestVariant: a variant is an image of its own (another manifest and
+// config digest) with the source's layers, size and programs.
+func TestVariant(t *testing.T) {
+	r := start(t, Notify{})
+	digest, err := r.Push(t.Context(), "base", "v1", WithSize(64<<10))
+	if err != nil {
+		t.Fatalf("Push: %v", err)
+	}
+	want, err := r.Resolve(t.Context(), r.Host()+"/base:v1")
+	if err != nil {
+		t.Fatalf("Resolve base: %v", err)
+	}
+	got, err := r.Variant(t.Context(), "base", "v1", "team/new", "v1", "run", "team")
+	if err != nil {
+		t.Fatalf("Variant: %v", err)
+	}
+	if got == digest {
+		t.Fatalf("Variant digest %s is the source's", got)
+	}
+	img, err := r.Resolve(t.Context(), r.Host()+"/team/new:v1")
+	if err != nil {
+		t.Fatalf("Resolve the variant: %v", err)
+	}
+	if img.Digest != got {
+		t.Errorf("team/new:v1 resolves to %s, want %s", img.Digest, got)
+	}
+	want.Digest, img.Digest = "", ""
+	if d := cmp.Diff(want.Programs, img.Programs); d != "" || img.Size-want.Size > 1024 || img.Size < want.Size {
+		t.Errorf("variant size %d (base %d), programs (-base +variant):\n%s", img.Size, want.Size, d)
+	}
+}

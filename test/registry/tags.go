@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 )
 
@@ -76,6 +77,47 @@ func (r *Registry) Copy(ctx context.Context, srcRepo, srcTag, dstRepo, dstTag st
 	}
 	if err := remote.Write(dst, img, r.remoteOptions(ctx)...); err != nil {
 		return "", fmt.Errorf("copy %s to %s: %w", src, dst, err)
+	}
+	return d.String(), nil
+}
+
+// Variant puts into dstRepo:dstTag an image of its own made from
+// srcRepo:srcTag: the same layers (mounted, not uploaded again) under a
+// config with the label key=value, so a new config digest (the image ID a
+// node lists it by) and a new manifest digest, which it returns. A node
+// lists an image by at most 5 of its names: copies of one image into many
+// repositories share one entry, variants have one each.
+func (r *Registry) Variant(ctx context.Context, srcRepo, srcTag, dstRepo, dstTag, key, value string) (string, error) {
+	src, err := name.NewTag(r.host + "/" + srcRepo + ":" + srcTag)
+	if err != nil {
+		return "", fmt.Errorf("variant of %s:%s: %w", srcRepo, srcTag, err)
+	}
+	dst, err := name.NewTag(r.host + "/" + dstRepo + ":" + dstTag)
+	if err != nil {
+		return "", fmt.Errorf("variant of %s: %w", src, err)
+	}
+	img, err := remote.Image(src, r.remoteOptions(ctx)...)
+	if err != nil {
+		return "", wrapNotFound("variant of "+src.String(), err)
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return "", fmt.Errorf("variant of %s: %w", src, err)
+	}
+	cfg := *cf.Config.DeepCopy()
+	if cfg.Labels == nil {
+		cfg.Labels = map[string]string{}
+	}
+	cfg.Labels[key] = value
+	if img, err = mutate.Config(img, cfg); err != nil {
+		return "", fmt.Errorf("variant of %s: %w", src, err)
+	}
+	if err := remote.Write(dst, img, r.remoteOptions(ctx)...); err != nil {
+		return "", fmt.Errorf("variant of %s to %s: %w", src, dst, err)
+	}
+	d, err := img.Digest()
+	if err != nil {
+		return "", fmt.Errorf("variant of %s: %w", src, err)
 	}
 	return d.String(), nil
 }
