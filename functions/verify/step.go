@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/inplace-dev/inplace/events"
+	"github.com/inplace-dev/inplace/pkg/bus/notify"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
 	"github.com/inplace-dev/inplace/pkg/core/rollout"
 	"github.com/inplace-dev/inplace/pkg/core/settle"
@@ -262,15 +263,28 @@ func (s *step) later(r inplace.Result) ([]cloudevents.Event, error) {
 	return nil, settle.NotYet(wake, "%s: %s", r.Reason, r.Message)
 }
 
-// read is the pod from the Reader (the cache), or from the API server when
-// the cache has not seen what the input saw yet: another replica's patch
-// (or its watcher's copy) reaches this process's cache a moment later,
-// and the pod as it was before the patch (no state, or the last
-// upgrade's) would be judged as changed by others or superseded.
+// read is the pod from the Reader (the cache). A cached copy older than
+// what the input saw (another replica's patch, or its watcher's copy, reaches
+// this process's cache a moment later) would be judged as it was before
+// the patch (no state, or the last upgrade's: changed by others,
+// superseded): read waits for the cache to catch up, woken by the pod's
+// watch (Changes) within cacheLag, and reads the API server only past
+// that, or without Changes.
 func (s *step) read(ctx context.Context) (*corev1.Pod, error) {
-	pod, err := s.f.d.Reader.Pod(ctx, s.ref.Namespace, s.ref.Name)
-	if err != nil || s.seenRV == "" || !kube.OlderThan(pod.ResourceVersion, s.seenRV) {
-		return pod, err
+	key := s.ref.Namespace + "/" + s.ref.Name
+	until := time.Now().Add(cacheLag)
+	for {
+		woken, stop := s.f.changed(key) // asked before reading: a change in between wakes it
+		pod, err := s.f.d.Reader.Pod(ctx, s.ref.Namespace, s.ref.Name)
+		if err != nil || s.seenRV == "" || !kube.OlderThan(pod.ResourceVersion, s.seenRV) {
+			stop()
+			return pod, err
+		}
+		ok := notify.Wait(ctx, woken, time.Until(until))
+		stop()
+		if !ok {
+			break
+		}
 	}
 	live, err := s.f.d.Client.CoreV1().Pods(s.ref.Namespace).Get(ctx, s.ref.Name, metav1.GetOptions{})
 	if err != nil {
@@ -278,4 +292,18 @@ func (s *step) read(ctx context.Context) (*corev1.Pod, error) {
 	}
 	s.f.d.Reader.Wrote(live)
 	return live, nil
+}
+
+// cacheLag bounds a delivery's wait for the cache to show what its input
+// saw: past it (a watch stuck, or down) the pod is read from the API
+// server. The watch's delay is milliseconds, a moment more on a busy
+// machine.
+const cacheLag = 2 * time.Second
+
+// changed is Changes.Changed for key, or no channel without Changes.
+func (f *Function) changed(key string) (<-chan struct{}, func()) {
+	if f.d.Changes == nil {
+		return nil, func() {}
+	}
+	return f.d.Changes.Changed(key)
 }

@@ -70,6 +70,16 @@ type Deps struct {
 	// Leases hold a pod for one replica at a time (bus.Leases); nil: the
 	// per-pod lock of this process only.
 	Leases Leases
+	// Changes wakes a delivery waiting for the Reader's cache to show the
+	// pod as its input saw it (WatchPods on the informer behind Reader);
+	// nil: such a delivery reads the pod from the API server.
+	Changes Changes
+}
+
+// Changes tells waiters when a pod changes (notify.Keys, keyed by
+// "namespace/name").
+type Changes interface {
+	Changed(key string) (<-chan struct{}, func())
 }
 
 // Leases hold a pod for one replica of a function at a time; a pod held

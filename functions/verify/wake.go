@@ -4,6 +4,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
 )
@@ -41,4 +42,21 @@ func nextLook(pod *corev1.Pod, st *inplace.State, r inplace.Result, now time.Tim
 		}
 	}
 	return next
+}
+
+// Waker is what WatchPods wakes (notify.Keys).
+type Waker interface{ Wake(key string) }
+
+// WatchPods wakes the key ("namespace/name") of each pod that changes:
+// register it on the pod informer behind the Reader that feeds Changes.
+func WatchPods(w Waker) cache.ResourceEventHandler {
+	wake := func(obj any) {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		if p, ok := obj.(*corev1.Pod); ok {
+			w.Wake(p.Namespace + "/" + p.Name)
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{AddFunc: wake, UpdateFunc: func(_, obj any) { wake(obj) }, DeleteFunc: wake}
 }

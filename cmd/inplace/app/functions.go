@@ -179,6 +179,14 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 		if l := d.Leases[verify.Name]; l != nil {
 			vd.Leases = l
 		}
+		if d.Informers != nil && d.Reader != nil { // a pod.patched ahead of the cache waits for it
+			keys := &notify.Keys{}
+			if _, err := d.Informers.PodInformer().AddEventHandler(verify.WatchPods(keys)); err != nil {
+				d.Log.Error("pods not watched by verify: an input ahead of the cache reads the pod from the API server", "err", err)
+			} else {
+				vd.Changes = keys
+			}
+		}
 		fns = append(fns, verify.New(vd))
 	}
 	return fns, loops
