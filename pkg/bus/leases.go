@@ -113,6 +113,23 @@ func newLeases(kv jetstream.KeyValue, hold time.Duration) *Leases {
 	return &Leases{kv: kv, Hold: hold, holder: hex.EncodeToString(id), now: time.Now}
 }
 
+// takeOver takes key from the holder whose lease has expired (or from
+// this holder): its revision; ErrHeld while another holds it.
+func (l *Leases) takeOver(ctx context.Context, key string, val []byte) (uint64, error) {
+	e, err := l.kv.Get(ctx, key)
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound): // released meanwhile
+		return l.kv.Create(ctx, key, val)
+	case err != nil:
+		return 0, fmt.Errorf("bus: read lease %s: %w", key, err)
+	}
+	var cur lease
+	if json.Unmarshal(e.Value(), &cur) == nil && cur.Holder != l.holder && l.now().Before(cur.Expires) {
+		return 0, fmt.Errorf("%w: %s until %s", ErrHeld, key, cur.Expires.Format(time.RFC3339))
+	}
+	return l.kv.Update(ctx, key, val, e.Revision())
+}
+
 // lease is the value of a lease key.
 type lease struct {
 	Holder  string    `json:"holder"`
@@ -120,26 +137,19 @@ type lease struct {
 }
 
 // Take takes the lease of pod uid for function; ErrHeld when another
-// holder has it. release gives it back (only if still ours).
+// holder has it. release gives it back (only if still ours). Most takes
+// are a pod's first at a step, of a key nobody wrote: they create it in
+// one request, and only a key that is there (held, or not yet expired) is
+// read for its holder and expiry.
 func (l *Leases) Take(ctx context.Context, function, uid string) (release func(), err error) {
 	key := function + "." + uid
 	val, err := json.Marshal(lease{Holder: l.holder, Expires: l.now().Add(l.Hold)})
 	if err != nil {
 		return nil, err
 	}
-	var rev uint64
-	e, err := l.kv.Get(ctx, key)
-	switch {
-	case errors.Is(err, jetstream.ErrKeyNotFound):
-		rev, err = l.kv.Create(ctx, key, val)
-	case err != nil:
-		return nil, fmt.Errorf("bus: read lease %s: %w", key, err)
-	default:
-		var cur lease
-		if json.Unmarshal(e.Value(), &cur) == nil && cur.Holder != l.holder && l.now().Before(cur.Expires) {
-			return nil, fmt.Errorf("%w: %s until %s", ErrHeld, key, cur.Expires.Format(time.RFC3339))
-		}
-		rev, err = l.kv.Update(ctx, key, val, e.Revision())
+	rev, err := l.kv.Create(ctx, key, val) // also over a released lease (its delete marker)
+	if errors.Is(err, jetstream.ErrKeyExists) {
+		rev, err = l.takeOver(ctx, key, val)
 	}
 	if isConflict(err) {
 		return nil, fmt.Errorf("%w: %s (taken just now)", ErrHeld, key)

@@ -93,3 +93,31 @@ func TestLeaseOfADeadHolderExpires(t *testing.T) {
 		t.Fatalf("released lease not free: %v", err)
 	}
 }
+
+// A pod's first lease at a step is one request to the server (the create),
+// where reading the key first made it two; a lease released before is
+// taken over its delete marker, and one held is refused as before.
+func TestAFirstLeaseIsOneRequest(t *testing.T) {
+	b := bustest.New(t, nil)
+	ls := holders(t, b, 2)
+	nc := b.JetStream().Conn()
+	requests := func(take func() error) (uint64, error) {
+		before := nc.Stats().OutMsgs
+		err := take()
+		return nc.Stats().OutMsgs - before, err
+	}
+	var release func()
+	n, err := requests(func() (err error) { release, err = ls[0].Take(t.Context(), "verify", "uid-1"); return err })
+	if err != nil || n != 1 {
+		t.Fatalf("a first lease: %d requests, %v; want 1, taken", n, err)
+	}
+	if _, err := ls[1].Take(t.Context(), "verify", "uid-1"); !errors.Is(err, bus.ErrHeld) {
+		t.Errorf("another holder took a held lease: %v; want ErrHeld", err)
+	}
+	release()
+	n, err = requests(func() (err error) { release, err = ls[1].Take(t.Context(), "verify", "uid-1"); return err })
+	if err != nil || n != 3 {
+		t.Fatalf("a released lease: %d requests, %v; want 3 (create, read its delete marker, update), taken", n, err)
+	}
+	release()
+}
