@@ -31,15 +31,16 @@ const maxHoldWait = 5 * time.Second
 // out, from the cache: nothing is written when it is held already. A hold
 // refused because the StatefulSet changed after the cache read it (its
 // status, another writer) is tried again once the cache has the change,
-// within maxHoldWait. The hold only saves the sync's relabels, so any
-// other failure is logged and the rollout goes on (patch-pod labels a pod
-// only while it sees the hold).
+// within maxHoldWait (from the watchdog's sweep: once, and the
+// controller's observation is not waited for). The hold only saves the
+// sync's relabels, so any other failure is logged and the rollout goes on
+// (patch-pod labels a pod only while it sees the hold).
 func (ctl *Rollouts) holdStatefulSet(ctx context.Context, r *rollout.Rollout) {
 	h, ok := ctl.d.Syncer.(holder)
 	if !ok || r.Workload.Kind != "StatefulSet" || r.Phase != rollout.Running {
 		return
 	}
-	watcher, _ := ctl.d.Cache.(changeWatcher)
+	watcher := ctl.waiter(ctx)
 	deadline := time.Now().Add(maxHoldWait)
 	for {
 		woken, stop := changes(watcher, r.Workload)
@@ -66,6 +67,16 @@ func (ctl *Rollouts) holdStatefulSet(ctx context.Context, r *rollout.Rollout) {
 	}
 }
 
+// waiter is the cache's wake-ups for a hold's or release's waits; nil
+// (no wait: one try) without them or in the watchdog's sweep.
+func (ctl *Rollouts) waiter(ctx context.Context) changeWatcher {
+	if !waits(ctx) {
+		return nil
+	}
+	watcher, _ := ctl.d.Cache.(changeWatcher)
+	return watcher
+}
+
 // changes is watcher's wake-up for ref, registered before the read it
 // guards; a nil channel and a no-op without a watcher.
 func changes(watcher changeWatcher, ref events.ObjectRef) (<-chan struct{}, func()) {
@@ -79,8 +90,8 @@ func changes(watcher changeWatcher, ref events.ObjectRef) (<-chan struct{}, func
 // observed generation of r's StatefulSet, within maxHoldWait and ctx. A
 // change before a wait is registered is in the read that follows it.
 func (ctl *Rollouts) awaitObserved(ctx context.Context, r *rollout.Rollout, generation int64) {
-	watcher, ok := ctl.d.Cache.(changeWatcher)
-	if !ok {
+	watcher := ctl.waiter(ctx)
+	if watcher == nil {
 		return
 	}
 	deadline := time.Now().Add(maxHoldWait)
@@ -116,7 +127,8 @@ func (ctl *Rollouts) statefulSet(r *rollout.Rollout) *appsv1.StatefulSet {
 // still land: nothing is planned while it is halted, and a resume, an undo
 // or a newer push holds it again from its first plan. A release waiting
 // for the controller to count the pods labelled back is tried again as the
-// cache sees the StatefulSet change, within maxHoldWait. An error is
+// cache sees the StatefulSet change, within maxHoldWait (once from the
+// watchdog's sweep: the next sweep tries again). An error is
 // returned so the input is retried: a StatefulSet held for nothing blocks
 // the controller's own rollouts.
 func (ctl *Rollouts) releaseHalted(ctx context.Context, r *rollout.Rollout) error {
@@ -129,7 +141,7 @@ func (ctl *Rollouts) releaseHalted(ctx context.Context, r *rollout.Rollout) erro
 			return nil // its outcome comes back here
 		}
 	}
-	watcher, _ := ctl.d.Cache.(changeWatcher)
+	watcher := ctl.waiter(ctx)
 	deadline := time.Now().Add(maxHoldWait)
 	for {
 		woken, stop := changes(watcher, r.Workload)

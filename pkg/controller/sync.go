@@ -56,14 +56,20 @@ const (
 // worker completed meanwhile is returned as it is; one another replica is
 // driving is waited for, woken by the record's changes (awaitSync).
 func (ctl *Rollouts) syncTemplate(ctx context.Context, r *rollout.Rollout) (*rollout.Rollout, error) {
-	key := rollout.Key(r.Workload)
-	defer ctl.syncs.Lock(key)()
+	unlock, err := ctl.lockSync(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	cur, err := ctl.syncing(ctx, r)
 	if err != nil || cur.Phase == rollout.Completed {
 		return cur, err
 	}
 	r = cur // the step recorded, never an older one
-	watcher, _ := ctl.d.Cache.(changeWatcher)
+	var watcher changeWatcher
+	if waits(ctx) {
+		watcher, _ = ctl.d.Cache.(changeWatcher)
+	}
 	for range syncSteps {
 		var woken <-chan struct{}
 		stop := func() {}
@@ -89,6 +95,20 @@ func (ctl *Rollouts) syncTemplate(ctx context.Context, r *rollout.Rollout) (*rol
 	return nil, settle.NotYet(syncHandOff, "template sync of %s: %s after %d steps; going on", r.Workload, step(r.Sync), syncSteps)
 }
 
+// lockSync holds r's workload's template sync in this process, waiting
+// for another worker's turn; the watchdog's sweep does not wait (a worker
+// holding it drives it) and gets a "not yet".
+func (ctl *Rollouts) lockSync(ctx context.Context, r *rollout.Rollout) (func(), error) {
+	key := rollout.Key(r.Workload)
+	if waits(ctx) {
+		return ctl.syncs.Lock(key), nil
+	}
+	if unlock, ok := ctl.syncs.TryLock(key); ok {
+		return unlock, nil
+	}
+	return nil, settle.NotYet(ctl.Recheck(), "template sync of %s: another worker is driving it", r.Workload)
+}
+
 // syncing re-reads r's record: r's rollout still syncing, or completed;
 // "not yet" when it moved on otherwise (superseded, halted).
 func (ctl *Rollouts) syncing(ctx context.Context, r *rollout.Rollout) (*rollout.Rollout, error) {
@@ -107,7 +127,8 @@ func (ctl *Rollouts) syncing(ctx context.Context, r *rollout.Rollout) (*rollout.
 // awaitSync waits for another worker (a replica, the watchdog) that
 // recorded a step of r's sync meanwhile to complete it, woken by the
 // record's changes, and returns the completed record; past the wait, the
-// delivery is handed back to the bus (its safety net: recheck).
+// delivery is handed back to the bus (its safety net: recheck). The
+// watchdog's sweep does not wait: the next sweep looks again.
 func (ctl *Rollouts) awaitSync(ctx context.Context, r *rollout.Rollout) (*rollout.Rollout, error) {
 	for {
 		woken, stop := ctl.recordChanged(rollout.Key(r.Workload))
@@ -116,7 +137,7 @@ func (ctl *Rollouts) awaitSync(ctx context.Context, r *rollout.Rollout) (*rollou
 			stop()
 			return cur, err
 		}
-		ok := notify.Wait(ctx, woken, maxRecordWait)
+		ok := waits(ctx) && notify.Wait(ctx, woken, maxRecordWait)
 		stop()
 		if !ok {
 			return nil, settle.NotYet(ctl.Recheck(), "template sync of %s: another worker is at step %q", r.Workload, step(cur.Sync))

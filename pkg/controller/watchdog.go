@@ -38,7 +38,13 @@ const ReasonStalled = "ProgressDeadlineExceeded"
 // given up (Failed, reason Deadline: the rollout halts). A stalled rollout
 // is planned again, then halted; a template sync is driven on. It returns
 // the events to publish: reminders and what the transitions emit.
+//
+// The sweep never waits on one rollout (sweeping): a step that waits for a
+// controller or another worker is tried once, and its "not yet" is left to
+// the next sweep, so one stuck rollout cannot hold back the others'
+// deadlines.
 func (ctl *Rollouts) Sweep(ctx context.Context) ([]cloudevents.Event, error) {
+	ctx = sweeping(ctx)
 	keys, err := ctl.d.Store.Keys(ctx)
 	if err != nil {
 		return nil, wrap("watchdog: list rollouts", err)
@@ -55,6 +61,23 @@ func (ctl *Rollouts) Sweep(ctx context.Context) ([]cloudevents.Event, error) {
 	}
 	return outs, errors.Join(errs...)
 }
+
+// sweepingKey marks a context as the watchdog's sweep (sweeping).
+type sweepingKey struct{}
+
+// sweeping marks ctx as the watchdog's: whatever the sweep reaches (a
+// template sync's step, a hold's release, the transitions it advances)
+// tries a step that waits for a change once, and answers its "not yet" at
+// once instead of waiting for the change (waits), as a delivery does. The
+// sweep walks every rollout one after another: a wait for one would delay
+// the deadlines of all the others, and the next sweep looks again anyway.
+func sweeping(ctx context.Context) context.Context {
+	return context.WithValue(ctx, sweepingKey{}, true)
+}
+
+// waits: work under ctx may wait for a change (a delivery), not the
+// watchdog's sweep.
+func waits(ctx context.Context) bool { return ctx.Value(sweepingKey{}) == nil }
 
 // watchdogEvent is the input the watchdog's transitions of r are made
 // from: one per rollout, so a sweep repeated after a crash re-emits the
@@ -251,7 +274,10 @@ const syncQuiet = 2 * maxSyncWait
 // quiet (its event lost or dead-lettered, its process killed, or the
 // watchdog's own transition), and completes the rollout when the sync is
 // done. A sync is never abandoned half-way: every step moves towards
-// restoring the workload, and each is driven until it is done.
+// restoring the workload, and each is driven until it is done. From the
+// sweep it takes the steps that are ready at once and stops at the first
+// that waits (or when another worker of this process is driving it): the
+// next sweep goes on from the step recorded.
 func (ctl *Rollouts) driveSync(ctx context.Context, in cloudevents.Event, r *rollout.Rollout, now time.Time) ([]cloudevents.Event, error) {
 	if now.Sub(r.UpdatedAt) <= syncQuiet {
 		return nil, nil

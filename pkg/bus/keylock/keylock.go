@@ -30,7 +30,33 @@ type lock struct {
 // Lock waits until no one else holds key, holds it, and returns the
 // function that releases it (to be called once).
 func (l *Locks) Lock(key string) (unlock func()) {
+	k := l.use(key)
+	k.Lock()
+	return func() {
+		k.Unlock()
+		l.drop(key, k)
+	}
+}
+
+// TryLock holds key when no one else does, and returns the function that
+// releases it (to be called once); ok is false, and nothing is held, when
+// someone does: the caller does not wait.
+func (l *Locks) TryLock(key string) (unlock func(), ok bool) {
+	k := l.use(key)
+	if !k.TryLock() {
+		l.drop(key, k)
+		return nil, false
+	}
+	return func() {
+		k.Unlock()
+		l.drop(key, k)
+	}, true
+}
+
+// use counts a holder or waiter of key's lock, made when first wanted.
+func (l *Locks) use(key string) *lock {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.keys == nil {
 		l.keys = map[string]*lock{}
 	}
@@ -40,16 +66,15 @@ func (l *Locks) Lock(key string) (unlock func()) {
 		l.keys[key] = k
 	}
 	k.users++
-	l.mu.Unlock()
+	return k
+}
 
-	k.Lock()
-	return func() {
-		k.Unlock()
-		l.mu.Lock()
-		if k.users--; k.users == 0 {
-			delete(l.keys, key)
-		}
-		l.mu.Unlock()
+// drop ends a use of key's lock k, and forgets k when nobody uses it.
+func (l *Locks) drop(key string, k *lock) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if k.users--; k.users == 0 {
+		delete(l.keys, key)
 	}
 }
 

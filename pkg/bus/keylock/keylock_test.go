@@ -73,3 +73,29 @@ func TestWaiterGetsKey(t *testing.T) {
 	unlock()
 	<-got
 }
+
+// TestTryLockDoesNotWait: a held key is refused at once and left as it
+// was; a free key is held, and the set is empty once it is released.
+func TestTryLockDoesNotWait(t *testing.T) {
+	var l keylock.Locks
+	unlockA := l.Lock("a")
+	if _, ok := l.TryLock("a"); ok {
+		t.Fatal("TryLock held a key someone holds")
+	}
+	if got := l.Len(); got != 1 {
+		t.Errorf("Len after a refused TryLock = %d, want 1", got)
+	}
+	unlockB, ok := l.TryLock("b")
+	if !ok {
+		t.Fatal("TryLock refused a free key")
+	}
+	if _, ok := l.TryLock("b"); ok {
+		t.Error("TryLock held a key TryLock holds")
+	}
+	unlockA()
+	unlockB()
+	if got := l.Len(); got != 0 {
+		t.Errorf("Len after all released = %d, want 0", got)
+	}
+	l.Lock("a")() // released by TryLock's refusal: not held
+}
