@@ -33,11 +33,16 @@ const (
 	// SkipPulled: a pre-pull pod of this process pulled the images on the
 	// node moments ago, before the node lists them (the kubelet refreshes
 	// status.images every 30 s or so).
-	SkipPulled   = "pulled on node by a pre-pull moments ago"
-	SkipRunning  = "the pod already runs it"
-	SkipNoNode   = "the plan names no node"
-	SkipNodeGone = "node not found"
-	SkipBusy     = "node busy pre-pulling for longer than prepull-timeout"
+	SkipPulled  = "pulled on node by a pre-pull moments ago"
+	SkipRunning = "the pod already runs it"
+	// SkipRunsOnNode: a pod bound to the node runs the images (its
+	// containers' status imageIDs, from the API server), before or
+	// without the node listing them (status.images lists at most 50
+	// images and 5 names of each).
+	SkipRunsOnNode = "a pod on the node runs it"
+	SkipNoNode     = "the plan names no node"
+	SkipNodeGone   = "node not found"
+	SkipBusy       = "node busy pre-pulling for longer than prepull-timeout"
 )
 
 // Outcome reasons of upgrade.failed.
@@ -73,6 +78,11 @@ type Deps struct {
 	// the status alone says. Changes should wake a node at its Events too
 	// (WatchEvents).
 	Reports Reports
+	// Running tells whether a pod bound to a node runs an image, by the
+	// pod statuses the process's informer holds (kube.Cache.RunsImage):
+	// the node then has it, whether its status.images lists it or not.
+	// Nil: only status.images and this process's own pulls say.
+	Running Running
 }
 
 // Changes tells waiters when the pre-pull pods of a node change
@@ -172,6 +182,8 @@ func (f *Function) handle(ctx context.Context, e cloudevents.Event, plan events.
 		return nil, fmt.Errorf("pre-pull %s: get node %s: %w", plan.Pod, plan.Pod.Node, err)
 	case onNode(node.Status.Images, images, pullsAlways(plan)):
 		return f.prepulled(e, plan, 0, SkipPresent)
+	case f.runningOn(plan.Pod.Node, images):
+		return f.prepulled(e, plan, 0, SkipRunsOnNode)
 	case f.pulledOn(plan.Pod.Node, images, pullsAlways(plan)):
 		return f.prepulled(e, plan, 0, SkipPulled)
 	}

@@ -49,7 +49,8 @@ func (f *Function) Warm(ctx context.Context, key string, rev uint64, raw []byte)
 			continue
 		}
 		n, err := f.d.Reader.Node(ctx, node)
-		if err != nil || onNode(n.Status.Images, w.images, w.always) || f.pulledOn(node, w.images, w.always) {
+		if err != nil || onNode(n.Status.Images, w.images, w.always) || f.pulledOn(node, w.images, w.always) ||
+			f.runningOn(node, w.images) {
 			continue
 		}
 		name, ok := freeSlot(pods, node, cfg.PrepullPerNode)

@@ -81,7 +81,8 @@ func NewPodCache(client kubernetes.Interface, resync time.Duration) (*Cache, err
 	f := informers.NewSharedInformerFactoryWithOptions(client, resync, informers.WithTransform(c.transform))
 	c.factory = f
 	c.pods = f.Core().V1().Pods().Informer()
-	if err := c.pods.AddIndexers(cache.Indexers{byRepository: repositoryIndex, byOwner: c.owned.index}); err != nil {
+	if err := c.pods.AddIndexers(cache.Indexers{byRepository: repositoryIndex, byOwner: c.owned.index,
+		byRunningImage: runningIndex}); err != nil {
 		return nil, fmt.Errorf("pod indexers: %w", err)
 	}
 	c.Pods = f.Core().V1().Pods().Lister()

@@ -131,6 +131,7 @@ func Functions(ctx context.Context, names []string, d FunctionDeps) ([]runner.Fu
 				pd.Changes = keys
 			}
 			pd.Reports = pullReports(ctx, d, keys)
+			pd.Running = d.Informers // a pod running the image on the node proves it there
 		}
 		f := prepull.New(pd)
 		fns = append(fns, f)
