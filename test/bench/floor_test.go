@@ -41,6 +41,25 @@ func TestTakenUp(t *testing.T) {
 	}
 }
 
+// The floor restarts pods in compute-spec's order for a Deployment: spread
+// over the nodes, so no batch follows one on the same node while another
+// node has a pod left.
+func TestSpreadOverNodes(t *testing.T) {
+	pod := func(name, node string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{NodeName: node}}
+	}
+	pods := []*corev1.Pod{pod("app-d", "n1"), pod("app-a", "n0"), pod("app-e", "n2"), pod("app-c", "n1"),
+		pod("app-b", "n0"), pod("app-f", "n1")}
+	var got []string
+	for _, p := range spreadOverNodes(pods) {
+		got = append(got, p.Name+"@"+p.Spec.NodeName)
+	}
+	want := []string{"app-a@n0", "app-c@n1", "app-e@n2", "app-b@n0", "app-d@n1", "app-f@n1"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("order (-want +got):\n%s", diff)
+	}
+}
+
 // Where the image is not on the nodes, the floor pulls ahead only on the
 // nodes no pod of the first batch runs on, each once: the first batch's
 // kubelets pull in their own sync.

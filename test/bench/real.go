@@ -29,10 +29,14 @@ const realNodes = "real"
 // kubelet sends SIGTERM after it, and the app then finishes its requests
 // and exits), the sidecar is Ready sidecarStart after it starts, and the
 // init container runs settings.DefaultInit's second. Every run (in place,
-// native, floor) runs the same pods.
+// native, floor) runs the same pods. The hook outlasts an endpoint's way
+// to every kube-proxy: the EndpointSlice change, then a kube-proxy that
+// synced just before it applies it only after its --iptables-min-sync-period
+// (1 s), so a 1 s hook let a restart taken up at once refuse requests in
+// every strategy (docs/performance.md, "The same node twice in a row").
 const (
 	appStart     = 500 * time.Millisecond
-	appStop      = time.Second
+	appStop      = 2 * time.Second
 	sidecarStart = time.Second
 	realImageMB  = 20
 	realFreshMB  = 50

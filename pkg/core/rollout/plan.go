@@ -115,7 +115,7 @@ func planNext(r *Rollout, cands []Candidate, inputID string, now time.Time) {
 			pending = append(pending, byName[name])
 		}
 	}
-	sortPending(pending, r.Options.OrderByOrdinal)
+	sortPending(pending, cands, r.Options.OrderByOrdinal)
 	var planned []*Pod
 	room := canaryRoom(r) // a canary step's cap; negative: none
 	for _, c := range pending {
@@ -162,9 +162,23 @@ func freed(r *Rollout, p *Pod, c Candidate) bool {
 }
 
 // sortPending orders pods: not Ready first; then, for a StatefulSet, the
-// highest ordinal first; otherwise grouped by node so a node's pre-pulled
-// image serves its pods together; the name breaks ties.
-func sortPending(ps []Candidate, byOrdinal bool) {
+// highest ordinal first; otherwise spread over the nodes: every node's
+// first pod (by name, among all of cands on that node) before any node's
+// second, and so on, the node's name breaking ties, so that consecutive
+// waves restart pods on different nodes. A kubelet takes an image patch
+// up in the sync after its gate's only once a PLEG relist begun after
+// that sync has run (its pod worker waits for a pod cache newer than the
+// last sync), and a pod it has just made Ready was seen by its relist a
+// few ms before: the next pod on that node, gated tens of ms later, waits
+// almost a whole relist period (1 s) for its restart to begin, where on
+// another node, whose relist keeps its own phase, it waits half of one on
+// average. The rank comes from all of cands, so it does not change as
+// pods are planned.
+func sortPending(ps, cands []Candidate, byOrdinal bool) {
+	var rank map[string]int
+	if !byOrdinal && len(ps) > 1 {
+		rank = nodeRanks(cands)
+	}
 	sort.SliceStable(ps, func(i, j int) bool {
 		a, b := ps[i], ps[j]
 		if a.Ready != b.Ready {
@@ -173,9 +187,29 @@ func sortPending(ps []Candidate, byOrdinal bool) {
 		if byOrdinal && a.Ordinal != b.Ordinal {
 			return a.Ordinal > b.Ordinal
 		}
-		if !byOrdinal && a.Pod.Node != b.Pod.Node {
+		if ra, rb := rank[a.Pod.Name], rank[b.Pod.Name]; ra != rb {
+			return ra < rb
+		}
+		if a.Pod.Node != b.Pod.Node {
 			return a.Pod.Node < b.Pod.Node
 		}
 		return a.Pod.Name < b.Pod.Name
 	})
+}
+
+// nodeRanks gives each candidate its place among the candidates on its
+// node, by name (0 for the first).
+func nodeRanks(cands []Candidate) map[string]int {
+	byNode := map[string][]string{}
+	for _, c := range cands {
+		byNode[c.Pod.Node] = append(byNode[c.Pod.Node], c.Pod.Name)
+	}
+	rank := make(map[string]int, len(cands))
+	for _, names := range byNode {
+		sort.Strings(names)
+		for i, n := range names {
+			rank[n] = i
+		}
+	}
+	return rank
 }

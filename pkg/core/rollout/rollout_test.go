@@ -147,11 +147,42 @@ func TestStatefulSetGoesHighestOrdinalFirst(t *testing.T) {
 	}
 }
 
-func TestOthersAreGroupedByNode(t *testing.T) {
-	w := newWorld(6, 3) // web-00,03 on node-0; 01,04 on node-1; 02,05 on node-2
-	r := Begin(nil, "u-1", wl, push, Options{Budget: 2}, t0)
-	if diff := cmp.Diff([]string{"web-00", "web-03"}, names(Plan(r, w.cands(), "push", false, t0))); diff != "" {
-		t.Errorf("planned (-want +got):\n%s", diff)
+func TestOthersAreSpreadOverNodes(t *testing.T) {
+	// The pods' names group them by node, as a ReplicaSet's random
+	// suffixes may: web-00..02 on node-0, web-03..05 on node-1, web-06 on node-2.
+	nodes := []string{"node-0", "node-0", "node-0", "node-1", "node-1", "node-1", "node-2"}
+	for _, tc := range []struct {
+		budget int
+		want   [][]string // each wave, as the one before ends
+	}{
+		{1, [][]string{{"web-00"}, {"web-03"}, {"web-06"}, {"web-01"}, {"web-04"}, {"web-02"}, {"web-05"}}},
+		{3, [][]string{{"web-00", "web-03", "web-06"}, {"web-01", "web-04", "web-02"}, {"web-05"}}},
+	} {
+		t.Run(fmt.Sprintf("budget %d", tc.budget), func(t *testing.T) {
+			w := newWorld(len(nodes), 1)
+			for i, n := range nodes {
+				w[fmt.Sprintf("web-%02d", i)].Pod.Node = n
+			}
+			r := Begin(nil, "u-1", wl, push, Options{Budget: tc.budget}, t0)
+			var got [][]string
+			for wave := Plan(r, w.cands(), "push", false, t0); len(wave) > 0; {
+				var order []string
+				for _, p := range wave {
+					order = append(order, p.Name)
+				}
+				got = append(got, order)
+				var next []*Pod
+				for _, name := range order { // each ends in turn, freeing its slot
+					w[name].Containers = nil
+					Record(r, events.UpgradeSucceeded, outcome(r, name), "ok-"+name, t0)
+					next = append(next, Plan(r, w.cands(), "ok-"+name, false, t0)...)
+				}
+				wave = next
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("waves (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
