@@ -105,17 +105,24 @@ func (w *Watched) Run(ctx context.Context) error {
 // value here; it returns when ctx ends. It is KV.Watch without a watch of
 // its own: the values already held are not replayed.
 func (w *Watched) Watch(ctx context.Context, fn func(key string, value []byte)) error {
+	defer w.register(fn)()
+	<-ctx.Done()
+	return nil
+}
+
+// register adds fn to the watchers until the returned func is called.
+func (w *Watched) register(fn func(key string, value []byte)) (unregister func()) {
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.watchers == nil {
 		w.watchers = map[*func(string, []byte)]bool{}
 	}
 	w.watchers[&fn] = true
-	w.mu.Unlock()
-	<-ctx.Done()
-	w.mu.Lock()
-	delete(w.watchers, &fn)
-	w.mu.Unlock()
-	return nil
+	return func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		delete(w.watchers, &fn)
+	}
 }
 
 // apply takes one watch update in, then hands a new value to the

@@ -79,7 +79,8 @@ type FunctionDeps struct {
 	// restarts); nil registers none.
 	Registry prometheus.Registerer
 	// WatchRollouts, when set, feeds pre-pull every rollout record as it
-	// changes (bus.KV.WatchLatest, as pre-pull's identity: the newest
+	// changes (bus.Watched.WatchLatest from the process's copy of the
+	// records, else bus.KV.WatchLatest as pre-pull's identity: the newest
 	// revision of each record, those a newer one replaced while pre-pull
 	// was busy skipped), so it pre-pulls on every node of a rollout at
 	// once; nil: only as pods are planned. With Leases[pre-pull] only the
@@ -281,11 +282,13 @@ func (a *App) buildFunctions(ctx context.Context, p *config.Process, l *links, l
 			return err
 		}
 		if p.Runs(prepull.Name) {
-			kv, err := l.bus(prepull.Name).KV(ctx)
-			if err != nil {
-				return err
+			if d.WatchRollouts == nil { // no copy of the records: a watch of its own
+				kv, err := l.bus(prepull.Name).KV(ctx)
+				if err != nil {
+					return err
+				}
+				d.WatchRollouts = kv.WatchLatest
 			}
-			d.WatchRollouts = kv.WatchLatest
 			leases, err := l.bus(prepull.Name).Leases(ctx)
 			if err != nil {
 				return err
@@ -348,6 +351,8 @@ func (a *App) buildFunctions(ctx context.Context, p *config.Process, l *links, l
 // watch is compute-spec's when the process runs it (its writes go by
 // compare-and-swap on the bucket itself), else patch-pod's or verify's:
 // each of them may read the whole bucket, and the cache serves reads only.
+// Pre-pull's warming, when the process runs it, takes its records from
+// the copy too (WatchRollouts).
 func (a *App) readRecords(ctx context.Context, p *config.Process, l *links, d *FunctionDeps, log *slog.Logger) error {
 	var readers []string
 	for _, fn := range []string{computespec.Name, patchpod.Name, verify.Name} {
@@ -371,6 +376,9 @@ func (a *App) readRecords(ctx context.Context, p *config.Process, l *links, d *F
 	}
 	if p.Runs(computespec.Name) {
 		d.WatchRecords = cache.Watch
+	}
+	if p.Runs(prepull.Name) {
+		d.WatchRollouts = cache.WatchLatest
 	}
 	a.Background = append(a.Background, func(ctx context.Context) {
 		watch(ctx, func(ctx context.Context, _ struct{}) error { return cache.Run(ctx) }, struct{}{}, log)
