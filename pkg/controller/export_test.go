@@ -30,3 +30,8 @@ func QueuedWrites(ctl *Rollouts, key string) int {
 func HoldStatefulSet(ctx context.Context, ctl *Rollouts, r *rollout.Rollout) {
 	ctl.holdStatefulSet(ctx, r)
 }
+
+// SyncTemplate is ctl.syncTemplate: a delivery driving r's template sync.
+func SyncTemplate(ctx context.Context, ctl *Rollouts, r *rollout.Rollout) (*rollout.Rollout, error) {
+	return ctl.syncTemplate(ctx, r)
+}

@@ -3,6 +3,7 @@ package controller_test
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"testing"
 	"time"
 
@@ -139,5 +140,72 @@ func TestAStuckReleaseHoldsNoSweep(t *testing.T) {
 		if syncer.releases != i+1 {
 			t.Errorf("sweep %d: released %d times in all; want %d (once a sweep)", i+1, syncer.releases, i+1)
 		}
+	}
+}
+
+// blocking is a template syncer whose first step blocks until release is
+// closed (a delivery's sync in the middle of a slow write), noting when it
+// has begun; each step answers "not yet".
+type blocking struct {
+	mu      sync.Mutex
+	n       int
+	begun   chan struct{}
+	release chan struct{}
+}
+
+func (b *blocking) Sync(context.Context, *rollout.Rollout) (rollout.Sync, bool, error) {
+	b.mu.Lock()
+	b.n++
+	first := b.n == 1
+	b.mu.Unlock()
+	if first {
+		close(b.begun)
+		<-b.release
+	}
+	return rollout.Sync{}, false, settle.NotYet(time.Second, "the Deployment's controller has not observed the template")
+}
+
+func (b *blocking) steps() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.n
+}
+
+// A template sync a delivery of this process is driving (it holds the
+// workload's sync lock) is left to it by the sweep, which returns at once
+// instead of waiting for the lock. Before, the sweep waited on the lock
+// for as long as the delivery's sync ran (here until the delivery is let
+// go, after sweepCut/2).
+func TestASyncDrivenByADeliveryHoldsNoSweep(t *testing.T) {
+	now := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	r := &rollout.Rollout{UpgradeID: "u-1", Workload: web, Phase: rollout.Syncing, SettledBy: "watchdog-u-1",
+		StartedAt: now.Add(-time.Hour), UpdatedAt: now.Add(-time.Hour), ProgressAt: now.Add(-time.Hour),
+		Pods: map[string]*rollout.Pod{"web-0": {Name: "web-0", UID: "uid-web-0", State: rollout.Succeeded, UpgradeID: "u-1"}}}
+	store := replay.NewMemStore(nil)
+	if _, err := store.Update(t.Context(), rollout.Key(web), func([]byte) ([]byte, error) { return json.Marshal(r) }); err != nil {
+		t.Fatal(err)
+	}
+	syncer := &blocking{begun: make(chan struct{}), release: make(chan struct{})}
+	ro := controller.New(controller.Deps{Cache: newFakeCluster(1), Store: store, Syncer: syncer,
+		Defaults: config.NewStore(config.StandardDefaults(), nil), Now: func() time.Time { return now }})
+	delivery := make(chan error, 1)
+	go func() {
+		_, err := controller.SyncTemplate(t.Context(), ro, r)
+		delivery <- err
+	}()
+	<-syncer.begun
+	let := time.AfterFunc(sweepCut/2, func() { close(syncer.release) }) // lets a sweep that waits go on
+	_, took := timedSweep(t, ro)
+	if took > sweepBound {
+		t.Errorf("sweep took %s; want at most %s", took, sweepBound)
+	}
+	if let.Stop() {
+		close(syncer.release)
+	}
+	if err := <-delivery; err == nil {
+		t.Error("the delivery's sync answered nil; want its \"not yet\"")
+	}
+	if n := syncer.steps(); n != 1 {
+		t.Errorf("%d sync steps; want 1 (the delivery's: the sweep leaves it to the lock's holder)", n)
 	}
 }
