@@ -17,11 +17,12 @@ import (
 // run on, all at once, as soon as compute-spec records the rollout: the
 // pods of later waves then find the image on their node when they are
 // planned, instead of holding a max-unavailable slot while it is pulled.
-// It is called with the newest revision of each rollout record (the KV
-// watch of `inplace run`, on the replica holding pre-pull's lease; a
-// revision replaced while Warm was busy is skipped), and is
-// level-triggered and idempotent: a node with the images, or with a
-// pre-pull of them under way, or with no free slot, is left alone; the
+// It is called with the newest revision of each rollout record (in
+// `inplace run`, from the process's watched copy of the records, or a KV
+// watch of its own where there is none, on the replica holding
+// pre-pull's lease; a revision replaced while Warm was busy is skipped),
+// and is level-triggered and idempotent: a node with the images, or with
+// a pre-pull of them under way, or with no free slot, is left alone; the
 // planned pod's own pre-pull (Handle) follows and ends the pre-pull pod.
 // It only ever creates pre-pull pods, never writes a planned pod.
 // raw is key's record at revision rev (0: unknown).
