@@ -3,19 +3,15 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/inplace-dev/inplace/events"
-	"github.com/inplace-dev/inplace/functions/computespec"
 	"github.com/inplace-dev/inplace/functions/prepull"
 	"github.com/inplace-dev/inplace/functions/verify"
 	"github.com/inplace-dev/inplace/pkg/config"
@@ -27,35 +23,18 @@ import (
 // records' bucket still has one watch for the process, not one more for
 // pre-pull, which would bring every revision of every record again.
 func TestPrePullWarmsFromTheProcessCopy(t *testing.T) {
-	var p config.Process
-	if err := config.BindFlags(pflag.NewFlagSet("run", pflag.ContinueOnError), &p); err != nil {
-		t.Fatal(err)
-	}
-	p.Functions, p.WatchPods = []string{prepull.Name, verify.Name}, false
-	p.NATSListen, p.NATSDataDir = "127.0.0.1:-1", filepath.Join(t.TempDir(), "nats")
-	log := slog.New(slog.DiscardHandler)
-	l, err := connect(t.Context(), &p, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(l.shutdown)
-	kv, err := l.bus(computespec.Name).KV(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, l, kv, log := busProcess(t, prepull.Name, verify.Name)
 	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}})
 	cfg := config.StandardDefaults()
 	a := &App{Kube: client, Events: client, Defaults: config.NewStore(cfg, nil)}
-	if err := a.buildFunctions(t.Context(), &p, l, log); err != nil {
+	if err := a.buildFunctions(t.Context(), p, l, log); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
-	for _, loop := range a.Background {
-		wg.Go(func() { loop(ctx) })
-	}
+	runBackground(ctx, &wg, a)
 
 	r := rollout.Rollout{UpgradeID: "u-1", Phase: rollout.Running, Options: rollout.Options{Prepull: true},
 		Workload: events.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web", UID: "uid-web"},
@@ -80,11 +59,7 @@ func TestPrePullWarmsFromTheProcessCopy(t *testing.T) {
 			t.Fatal("pre-pull did not warm the rollout's node")
 		}
 	}
-	info, err := l.admin.JetStream().Stream(ctx, "KV_"+p.Bus.KVBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := info.CachedInfo().State.Consumers; n != 1 {
+	if n := recordWatches(ctx, t, l, p); n != 1 {
 		t.Errorf("while pre-pull warms, the records' bucket has %d consumers (watches); want 1", n)
 	}
 }
