@@ -40,30 +40,45 @@ func (ctl *Rollouts) holdStatefulSet(ctx context.Context, r *rollout.Rollout) {
 	if !ok || r.Workload.Kind != "StatefulSet" || r.Phase != rollout.Running {
 		return
 	}
+	var held *appsv1.StatefulSet
+	err := ctl.tryOnChange(ctx, r.Workload, func() error {
+		held = nil
+		sts := ctl.statefulSet(r)
+		if sts == nil {
+			return nil
+		}
+		var err error
+		held, err = h.Hold(ctx, r, sts)
+		return err
+	})
+	if err != nil {
+		ctl.d.Log.Warn("StatefulSet not held; its sync relabels the pods", "workload", r.Workload.String(), "upgrade", r.UpgradeID, "err", err)
+		return
+	}
+	if held != nil {
+		ctl.awaitObserved(ctx, r, held.Generation)
+	}
+}
+
+// tryOnChange calls try, and again each time the cache sees ref change
+// while try answers "not yet" (settle.Later), within maxHoldWait and ctx;
+// once only without the cache's wake-ups or in the watchdog's sweep
+// (waiter). A change before a wait is registered is in the try that
+// follows it. It returns try's last error.
+func (ctl *Rollouts) tryOnChange(ctx context.Context, ref events.ObjectRef, try func() error) error {
 	watcher := ctl.waiter(ctx)
 	deadline := time.Now().Add(maxHoldWait)
 	for {
-		woken, stop := changes(watcher, r.Workload)
-		sts := ctl.statefulSet(r)
-		if sts == nil {
-			stop()
-			return
-		}
-		held, err := h.Hold(ctx, r, sts)
-		if err == nil {
-			stop()
-			if held != nil {
-				ctl.awaitObserved(ctx, r, held.Generation)
-			}
-			return
-		}
-		changed, _ := settle.Classify(err)
-		if changed != settle.Later || watcher == nil || !notify.Wait(ctx, woken, time.Until(deadline)) {
-			stop()
-			ctl.d.Log.Warn("StatefulSet not held; its sync relabels the pods", "workload", r.Workload.String(), "upgrade", r.UpgradeID, "err", err)
-			return
+		woken, stop := changes(watcher, ref)
+		err := try()
+		again := false
+		if kind, _ := settle.Classify(err); kind == settle.Later && watcher != nil {
+			again = notify.Wait(ctx, woken, time.Until(deadline))
 		}
 		stop()
+		if !again {
+			return err
+		}
 	}
 }
 
@@ -87,26 +102,15 @@ func changes(watcher changeWatcher, ref events.ObjectRef) (<-chan struct{}, func
 }
 
 // awaitObserved waits, woken by the cache, until the controller shows it
-// observed generation of r's StatefulSet, within maxHoldWait and ctx. A
-// change before a wait is registered is in the read that follows it.
+// observed generation of r's StatefulSet, within maxHoldWait and ctx
+// (tryOnChange).
 func (ctl *Rollouts) awaitObserved(ctx context.Context, r *rollout.Rollout, generation int64) {
-	watcher := ctl.waiter(ctx)
-	if watcher == nil {
-		return
-	}
-	deadline := time.Now().Add(maxHoldWait)
-	for {
-		woken, stop := watcher.Changed(r.Workload)
-		if sts := ctl.statefulSet(r); sts == nil || sts.Status.ObservedGeneration >= generation {
-			stop()
-			return
+	_ = ctl.tryOnChange(ctx, r.Workload, func() error {
+		if sts := ctl.statefulSet(r); sts != nil && sts.Status.ObservedGeneration < generation {
+			return settle.NotYet(maxHoldWait, "StatefulSet %s: generation %d not observed yet", r.Workload, generation)
 		}
-		ok := notify.Wait(ctx, woken, time.Until(deadline))
-		stop()
-		if !ok {
-			return
-		}
-	}
+		return nil
+	})
 }
 
 // statefulSet is r's StatefulSet from the cache, nil when absent.
@@ -141,21 +145,13 @@ func (ctl *Rollouts) releaseHalted(ctx context.Context, r *rollout.Rollout) erro
 			return nil // its outcome comes back here
 		}
 	}
-	watcher := ctl.waiter(ctx)
-	deadline := time.Now().Add(maxHoldWait)
-	for {
-		woken, stop := changes(watcher, r.Workload)
+	err := ctl.tryOnChange(ctx, r.Workload, func() error {
 		if sts := ctl.statefulSet(r); sts == nil || !heldFor(sts, r.UpgradeID) {
-			stop()
 			return nil
 		}
-		err := h.Release(ctx, r)
-		if kind, _ := settle.Classify(err); kind != settle.Later || watcher == nil || !notify.Wait(ctx, woken, time.Until(deadline)) {
-			stop()
-			return wrap("release the hold of "+r.Workload.String(), err)
-		}
-		stop()
-	}
+		return h.Release(ctx, r)
+	})
+	return wrap("release the hold of "+r.Workload.String(), err)
 }
 
 // heldFor: sts carries upgradeID's hold record.

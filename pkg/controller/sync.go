@@ -66,10 +66,7 @@ func (ctl *Rollouts) syncTemplate(ctx context.Context, r *rollout.Rollout) (*rol
 		return cur, err
 	}
 	r = cur // the step recorded, never an older one
-	var watcher changeWatcher
-	if waits(ctx) {
-		watcher, _ = ctl.d.Cache.(changeWatcher)
-	}
+	watcher := ctl.waiter(ctx)
 	for range syncSteps {
 		var woken <-chan struct{}
 		stop := func() {}
