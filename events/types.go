@@ -22,7 +22,10 @@ const (
 	// guarded patch by patch-pod (the resourceVersion after it).
 	PodPatched = "dev.inplace.pod.patched.v1"
 	// PodUpdated: a pod with an upgrade in flight changed (the pod
-	// object, from the pod watcher or Knative's ApiServerSource).
+	// object, from the pod watcher or Knative's ApiServerSource). The pod
+	// watcher leaves out patch-pod's own write of a plan, which its
+	// pod.patched reports: a change that only records the Patched state,
+	// with the status as it was.
 	PodUpdated = "dev.inplace.pod.updated.v1"
 	// ContainerRestarted: a container of such a pod restarted (its old and
 	// new containerID, restartCount); always beside the pod.updated of the

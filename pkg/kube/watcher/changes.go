@@ -3,6 +3,7 @@ package watcher
 import (
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/inplace-dev/inplace/events"
 	"github.com/inplace-dev/inplace/pkg/core/inplace"
@@ -15,7 +16,8 @@ var Source = events.Source("pod-watcher")
 // pod seen for the first time) stands for: pod.updated for a pod with an
 // upgrade in flight (inplace.InFlight) or that just landed, and
 // container.restarted for each of its containers that restarted since
-// old. Nothing for other pods.
+// old. Nothing for other pods, nor for patch-pod's own write of a plan
+// (announced): its pod.patched tells verify of that write.
 func Changes(old, cur *corev1.Pod) ([]cloudevents.Event, error) {
 	st, updated, restarts, err := changed(old, cur, parse)
 	if err != nil || !updated {
@@ -38,6 +40,9 @@ func changed(old, cur *corev1.Pod, state func(*corev1.Pod) *inplace.State) (st *
 	}
 	if old == nil {
 		return st, true, nil, nil
+	}
+	if announced(old, cur, st) {
+		return nil, false, nil, nil
 	}
 	for _, list := range [][]corev1.ContainerStatus{cur.Status.InitContainerStatuses, cur.Status.ContainerStatuses} {
 		for i := range list {
@@ -66,6 +71,24 @@ func landed(old, cur *corev1.Pod, st *inplace.State) bool {
 		prev, _ = inplace.ParseState(old)
 	}
 	return prev != nil && prev.UpgradeID == st.UpgradeID && inplace.InFlight(old, prev)
+}
+
+// announced: the change from old to cur is patch-pod's write of a plan
+// and nothing else the kubelet reports: the state annotation now records a
+// Patched phase (of an upgrade, restart or resize) that old's did not, and
+// the status is old's. patch-pod reports every such write with pod.patched
+// (a redelivery reports it again, writing nothing), which verify takes with
+// the write's resourceVersion; a pod.updated of it would only wake verify
+// to find the kubelet has not acted yet.
+func announced(old, cur *corev1.Pod, st *inplace.State) bool {
+	if st == nil || st.Phase != inplace.PhasePatched || old.UID != cur.UID ||
+		old.Annotations[inplace.StateAnnotation] == cur.Annotations[inplace.StateAnnotation] {
+		return false
+	}
+	if prev, _ := inplace.ParseState(old); prev != nil && prev.UpgradeID == st.UpgradeID && prev.Phase == st.Phase {
+		return false
+	}
+	return apiequality.Semantic.DeepEqual(old.Status, cur.Status)
 }
 
 // parse is a pod's state, nil when it has none or it cannot be read.

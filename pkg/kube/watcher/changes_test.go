@@ -47,6 +47,13 @@ func TestChanges(t *testing.T) {
 		{"container restarted", pod("10", active, 0, "containerd://a"), moved, []string{updatedID(moved), restartedID(moved)}},
 		{"new container id only", pod("10", active, 1, "containerd://a"), moved, []string{updatedID(moved), restartedID(moved)}},
 		{"resync: same state, same id", moved, moved, []string{updatedID(moved)}},
+		// patch-pod's write of the plan: its pod.patched wakes verify.
+		{"patch-pod's write", pod("10", "", 0, "containerd://a"), pod("11", active, 0, "containerd://a"), nil},
+		{"patch-pod's write after an earlier upgrade", pod("10", `{"upgradeID":"up-0","phase":"Succeeded","containers":[]}`, 0, "containerd://a"),
+			pod("11", active, 0, "containerd://a"), nil},
+		{"the plan's write and a kubelet change in one", pod("10", "", 0, "containerd://a"), moved, []string{updatedID(moved), restartedID(moved)}},
+		{"the state rewritten within the upgrade", pod("10", `{"upgradeID":"up-1","phase":"Patched","reason":"x","containers":[]}`, 0, "containerd://a"),
+			pod("11", active, 0, "containerd://a"), []string{updatedID(pod("11", active, 0, ""))}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
