@@ -137,6 +137,42 @@ func (o *outcomes) stamps(ctx context.Context, upgradeID, digest string, since t
 	return out, err
 }
 
+// settle waits until no consumer of the project's stream has a delivery
+// awaiting its ack, verify's safety-net timers among them (a pod.patched
+// answered "not yet" comes back up to verify's Recheck later, 15 s, even
+// when the pod.updated of its landing was reported meanwhile), so that the
+// next run does not pay for this one's; at most limit. It returns how long
+// it waited and, past limit, what was still awaited.
+func (o *outcomes) settle(ctx context.Context, limit time.Duration) (time.Duration, error) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	s, err := o.js.Stream(ctx, bus.DefaultConfig().Stream)
+	if err != nil {
+		return 0, fmt.Errorf("the project's stream: %w", err)
+	}
+	for {
+		var busy []string
+		list := s.ListConsumers(ctx)
+		for ci := range list.Info() {
+			if ci.NumAckPending > 0 {
+				busy = append(busy, fmt.Sprintf("%s %d", ci.Name, ci.NumAckPending))
+			}
+		}
+		if err := list.Err(); err != nil {
+			return time.Since(start), fmt.Errorf("the project's consumers: %w", err)
+		}
+		if len(busy) == 0 {
+			return time.Since(start), nil
+		}
+		select {
+		case <-ctx.Done():
+			return time.Since(start), fmt.Errorf("deliveries still awaiting their ack after %s: %s", limit, strings.Join(busy, ", "))
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
 func (o *outcomes) close() {
 	if o != nil && o.nc != nil {
 		o.nc.Close()

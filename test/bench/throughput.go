@@ -72,6 +72,10 @@ func (p *part) throughputRun(ctx context.Context, wl workload, repo, tag string,
 	res.ProjectRequests = anywhere.Detail[actorProject]
 	local := tallyOf(reqs, scope(wl.Namespace))
 	res.WritesPerPod, res.FailedWritesPerPod = perPod(local.Writes, res.Pods), perPod(local.Failed, res.Pods)
+	// Past the clock: the next run starts once this one's deliveries,
+	// verify's timers among them, are settled.
+	waited, err := p.out.settle(ctx, time.Minute)
+	p.log.Info("the bus settled after the run", "replicas", replicas, "waited", waited.Round(time.Millisecond), "err", err)
 	return res
 }
 
