@@ -64,7 +64,8 @@ func (r *podReader) set(p *corev1.Pod) {
 // A delivery whose decision is to wait (the kubelet has not restarted the
 // container yet) takes no lease, and answers even while another replica
 // holds the pod; one whose decision acts (the pod is Ready on the target:
-// report the success) waits for the lease and takes it once.
+// report the success) waits for the lease and takes it once. The timer
+// after the success is confirmed on the stream takes none.
 func TestOnlyADecisionThatActsTakesTheLease(t *testing.T) {
 	w := world.Shared(t)
 	ns := w.NewNamespace(t)
@@ -110,5 +111,16 @@ func TestOnlyADecisionThatActsTakesTheLease(t *testing.T) {
 	}
 	if takes := l.set(false); takes != 1 {
 		t.Errorf("leases taken = %d; want 1 (the delivery that reported)", takes)
+	}
+
+	// The runner confirms the success on the stream; the timer that comes
+	// back after it has nothing left to catch: no output, no lease.
+	fn.Published(updated, outs)
+	outs, err = fn.Handle(t.Context(), patched)
+	if err != nil || len(outs) != 0 {
+		t.Errorf("timer after the confirmed success = %v, %v; want nothing", outs, err)
+	}
+	if takes := l.set(false); takes != 1 {
+		t.Errorf("leases taken by the timer after the confirmed success = %d; want 0", takes-1)
 	}
 }

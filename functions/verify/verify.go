@@ -143,6 +143,16 @@ func (f *Function) Handle(ctx context.Context, e cloudevents.Event) ([]cloudeven
 	if err != nil || s == nil {
 		return nil, err
 	}
+	// The timer of an upgrade whose success or rollback this process has
+	// confirmed on the stream has nothing left to catch: it would read the
+	// pod, take the lease and the record's word, only to find that outcome
+	// on the stream already (reported.skip). It comes back up to Recheck
+	// after the pod.updated that reported the landing, so after every
+	// rollout, once per pod. A replayed one is answered in full: a replay
+	// shows what each function decides.
+	if s.timer && events.Ext(e, events.ExtReplay) == "" && f.reported.ended(*s.plan) {
+		return nil, nil
+	}
 	key := s.ref.Namespace + "/" + s.ref.Name
 	defer f.pods.Lock(key)()
 	if f.looked.answered(s) {
