@@ -66,11 +66,18 @@ func landed(old, cur *corev1.Pod, st *inplace.State) bool {
 	if old == nil || old.UID != cur.UID || st == nil || !st.Phase.Active() {
 		return false
 	}
-	prev := st
-	if old.Annotations[inplace.StateAnnotation] != cur.Annotations[inplace.StateAnnotation] {
-		prev, _ = inplace.ParseState(old)
-	}
+	prev := stateBefore(old, cur, st)
 	return prev != nil && prev.UpgradeID == st.UpgradeID && inplace.InFlight(old, prev)
+}
+
+// stateBefore is old's state, cur's being st: st itself when the change
+// left the annotation as it was.
+func stateBefore(old, cur *corev1.Pod, st *inplace.State) *inplace.State {
+	if old.Annotations[inplace.StateAnnotation] == cur.Annotations[inplace.StateAnnotation] {
+		return st
+	}
+	prev, _ := inplace.ParseState(old)
+	return prev
 }
 
 // announced: the change from old to cur is patch-pod's write of a plan
@@ -81,11 +88,10 @@ func landed(old, cur *corev1.Pod, st *inplace.State) bool {
 // the write's resourceVersion; a pod.updated of it would only wake verify
 // to find the kubelet has not acted yet.
 func announced(old, cur *corev1.Pod, st *inplace.State) bool {
-	if st == nil || st.Phase != inplace.PhasePatched || old.UID != cur.UID ||
-		old.Annotations[inplace.StateAnnotation] == cur.Annotations[inplace.StateAnnotation] {
+	if st == nil || st.Phase != inplace.PhasePatched || old.UID != cur.UID {
 		return false
 	}
-	if prev, _ := inplace.ParseState(old); prev != nil && prev.UpgradeID == st.UpgradeID && prev.Phase == st.Phase {
+	if prev := stateBefore(old, cur, st); prev != nil && prev.UpgradeID == st.UpgradeID && prev.Phase == st.Phase {
 		return false
 	}
 	return apiequality.Semantic.DeepEqual(old.Status, cur.Status)
