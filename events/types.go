@@ -24,12 +24,14 @@ const (
 	// PodUpdated: a pod with an upgrade in flight changed (the pod
 	// object, from the pod watcher or Knative's ApiServerSource). The pod
 	// watcher leaves out patch-pod's own write of a plan, which its
-	// pod.patched reports: a change that only records the Patched state,
-	// with the status as it was.
+	// pod.patched reports (a change that only records the Patched state,
+	// with the status as it was), and the kubelet's writes on the way that
+	// leave verify's decision as it was (inplace.Bearing: the old container
+	// stopped, the new one created, while the completion check waits).
 	PodUpdated = "dev.inplace.pod.updated.v1"
 	// ContainerRestarted: a container of such a pod restarted (its old and
-	// new containerID, restartCount); always beside the pod.updated of the
-	// same change, which is what wakes verify: no function consumes it, it
+	// new containerID, restartCount), with or without a pod.updated of the
+	// same change (which is what wakes verify): no function consumes it, it
 	// is there for history and tracing.
 	ContainerRestarted = "dev.inplace.container.restarted.v1"
 	// UpgradeSucceeded: the pod's step is done: it runs the target images

@@ -11,8 +11,9 @@ import (
 
 // nextLook is when a waiting decision can next change with no change of
 // the pod: a deadline, the end of a transient pull error's allowance, a
-// container's min-ready time. Everything else changes the pod, and the pod
-// watcher's pod.updated wakes verify up for it; this is the timer's next
+// container's min-ready time. Everything else changes the pod's bearing
+// (inplace.Bearing), and the pod watcher's pod.updated wakes verify up for
+// it; this is the timer's next
 // delivery (at most the Recheck safety net, so a lost pod.updated costs
 // that much, no more). Zero when no such time is ahead.
 func nextLook(pod *corev1.Pod, st *inplace.State, r inplace.Result, now time.Time, l limits) time.Duration {

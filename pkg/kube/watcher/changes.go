@@ -14,14 +14,15 @@ var Source = events.Source("pod-watcher")
 
 // Changes are the events one observed change of a pod (old is nil for a
 // pod seen for the first time) stands for: pod.updated for a pod with an
-// upgrade in flight (inplace.InFlight) or that just landed, and
-// container.restarted for each of its containers that restarted since
-// old. Nothing for other pods, nor for patch-pod's own write of a plan
-// (announced): its pod.patched tells verify of that write.
+// upgrade in flight (inplace.InFlight) or that just landed, when the
+// change bears on verify's decision (unmoved), and container.restarted
+// for each of its containers that restarted since old. Nothing for other
+// pods, nor for patch-pod's own write of a plan (announced): its
+// pod.patched tells verify of that write.
 func Changes(old, cur *corev1.Pod) ([]cloudevents.Event, error) {
 	st, updated, restarts, err := changed(old, cur, parse)
 	if err != nil || !updated {
-		return nil, err
+		return restarts, err
 	}
 	e, err := podUpdated(cur, st, "")
 	if err != nil {
@@ -44,6 +45,7 @@ func changed(old, cur *corev1.Pod, state func(*corev1.Pod) *inplace.State) (st *
 	if announced(old, cur, st) {
 		return nil, false, nil, nil
 	}
+	updated = !unmoved(old, cur, st)
 	for _, list := range [][]corev1.ContainerStatus{cur.Status.InitContainerStatuses, cur.Status.ContainerStatuses} {
 		for i := range list {
 			e, ok, err := restarted(old, cur, st, &list[i])
@@ -55,7 +57,29 @@ func changed(old, cur *corev1.Pod, state func(*corev1.Pod) *inplace.State) (st *
 			}
 		}
 	}
-	return st, true, restarts, nil
+	return st, updated, restarts, nil
+}
+
+// unmoved: the change from old to cur, within one upgrade still in flight,
+// leaves verify's decision as it was (the same inplace.Bearing): a kubelet
+// status write on the way, such as the one that reports the old container
+// stopped or the new one created, while the completion check still waits.
+// verify hears of the pod at the next change that bears on its decision,
+// or from its own timer for a deadline; a pod.updated of this one would
+// wake it only to wait again. The informer's resync (the same
+// resourceVersion) is not a change: it publishes again, as the periodic
+// look a level-triggered controller takes.
+func unmoved(old, cur *corev1.Pod, st *inplace.State) bool {
+	if old.UID != cur.UID || old.ResourceVersion == cur.ResourceVersion ||
+		stateBefore(old, cur, st) != st || !inplace.InFlight(cur, st) {
+		return false
+	}
+	was, ok := inplace.BearingOf(old, st)
+	if !ok {
+		return false
+	}
+	is, _ := inplace.BearingOf(cur, st)
+	return was == is
 }
 
 // landed: the change that took the pod's upgrade out of flight without a

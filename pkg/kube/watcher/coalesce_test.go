@@ -29,8 +29,8 @@ func (p *published) Publish(_ context.Context, e cloudevents.Event) error {
 	return nil
 }
 
-// Changes of a pod that pile up before the watcher publishes them go out
-// as one pod.updated, the pod's latest state (verify reads the pod from
+// Changes of a pod that pile up before the watcher publishes them (each
+// bearing on verify's decision) go out as one pod.updated, the pod's latest state (verify reads the pod from
 // its cache anyway); each container.restarted still goes out, and another
 // pod of the same name (another UID) has its own pod.updated.
 func TestAPodsWaitingUpdatesGoOutAsItsLatest(t *testing.T) {
@@ -41,7 +41,7 @@ func TestAPodsWaitingUpdatesGoOutAsItsLatest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p10, p11, p12 := pod("10", active, 0, "containerd://a"), pod("11", active, 0, "containerd://a"), pod("12", active, 1, "containerd://b")
+	p10, p11, p12 := pod("10", active, 0, "containerd://a"), waiting(pod("11", active, 0, "containerd://a"), "ErrImagePull"), up(pod("12", active, 1, "containerd://b"))
 	other := pod("13", active, 0, "containerd://c")
 	other.UID = "uid-2"
 	w.observe(nil, p10)
@@ -88,7 +88,11 @@ func BenchmarkUpdatesPileUp(b *testing.B) {
 	}
 	var pods []*corev1.Pod
 	for i := range 5 {
-		pods = append(pods, pod(strconv.Itoa(10+i), active, 0, "containerd://a"))
+		p := pod(strconv.Itoa(10+i), active, 0, "containerd://a")
+		if i%2 == 1 { // a change that bears: the check fails, then waits again
+			p = waiting(p, "ErrImagePull")
+		}
+		pods = append(pods, p)
 	}
 	for b.Loop() {
 		for i, p := range pods {
