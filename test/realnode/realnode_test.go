@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -99,13 +100,26 @@ func TestCrashedPoolIsRemoved(t *testing.T) {
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if err := waitLine(out, "POOL READY"); err != nil {
+	line, err := waitLine(out, "POOL READY ")
+	if err != nil {
 		_ = child.Process.Kill()
 		_ = child.Wait()
 		t.Fatalf("crash helper: %v", err)
 	}
 	_ = child.Process.Signal(syscall.SIGKILL)
 	_ = child.Wait()
+	// The control plane died with the child (its processes' parent-death
+	// signal); its directory is left where the child said, as a crash
+	// leaves it: Prepare is for the node's remains, this test removes it.
+	dir := strings.TrimSpace(line[strings.Index(line, "POOL READY ")+len("POOL READY "):])
+	if filepath.Dir(dir) != filepath.Clean(os.TempDir()) || !strings.HasPrefix(filepath.Base(dir), "inplace-cluster-") {
+		t.Fatalf("crash helper: control plane directory %q: want one of %s/inplace-cluster-*", dir, os.TempDir())
+	}
+	t.Cleanup(func() {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Errorf("remove the crashed world's directory: %v", err)
+		}
+	})
 	if left := nodeProcesses(); len(left) <= len(before.Processes) {
 		t.Errorf("after the crash, node processes %v: want the pod's containers and shims left over", left)
 	}
@@ -139,19 +153,20 @@ func TestCrashHelper(t *testing.T) {
 	if os.Getenv(crashHelperEnv) == "" {
 		t.Skip("the child of TestCrashedPoolIsRemoved")
 	}
-	startWorld(t.Context(), t)
-	fmt.Println("POOL READY")
+	w := startWorld(t.Context(), t)
+	fmt.Println("POOL READY", w.Cluster.Dir())
 	select {}
 }
 
-func waitLine(r interface{ Read([]byte) (int, error) }, want string) error {
+// waitLine is the first line of r that holds want.
+func waitLine(r interface{ Read([]byte) (int, error) }, want string) (string, error) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		if strings.Contains(sc.Text(), want) {
-			return nil
+			return sc.Text(), nil
 		}
 	}
-	return fmt.Errorf("exited before printing %q: %v", want, sc.Err())
+	return "", fmt.Errorf("exited before printing %q: %v", want, sc.Err())
 }
 
 // compare reports what the machine has after that it had not before. The
