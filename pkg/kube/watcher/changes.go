@@ -36,7 +36,8 @@ func Changes(old, cur *corev1.Pod) ([]cloudevents.Event, error) {
 // container.restarted events. state parses cur's state annotation.
 func changed(old, cur *corev1.Pod, state func(*corev1.Pod) *inplace.State) (st *inplace.State, updated bool, restarts []cloudevents.Event, err error) {
 	st = state(cur)
-	if !inplace.InFlight(cur, st) && !landed(old, cur, st) {
+	inFlight := inplace.InFlight(cur, st)
+	if !inFlight && !landed(old, cur, st) {
 		return nil, false, nil, nil
 	}
 	if old == nil {
@@ -45,7 +46,7 @@ func changed(old, cur *corev1.Pod, state func(*corev1.Pod) *inplace.State) (st *
 	if announced(old, cur, st) {
 		return nil, false, nil, nil
 	}
-	updated = !unmoved(old, cur, st)
+	updated = !inFlight || !unmoved(old, cur, st)
 	for _, list := range [][]corev1.ContainerStatus{cur.Status.InitContainerStatuses, cur.Status.ContainerStatuses} {
 		for i := range list {
 			e, ok, err := restarted(old, cur, st, &list[i])
@@ -60,8 +61,8 @@ func changed(old, cur *corev1.Pod, state func(*corev1.Pod) *inplace.State) (st *
 	return st, updated, restarts, nil
 }
 
-// unmoved: the change from old to cur, within one upgrade still in flight,
-// leaves verify's decision as it was (the same inplace.Bearing): a kubelet
+// unmoved: the change from old to cur, within one upgrade still in flight
+// on cur, leaves verify's decision as it was (the same inplace.Bearing): a kubelet
 // status write on the way, such as the one that reports the old container
 // stopped or the new one created, while the completion check still waits.
 // verify hears of the pod at the next change that bears on its decision,
@@ -70,8 +71,7 @@ func changed(old, cur *corev1.Pod, state func(*corev1.Pod) *inplace.State) (st *
 // resourceVersion) is not a change: it publishes again, as the periodic
 // look a level-triggered controller takes.
 func unmoved(old, cur *corev1.Pod, st *inplace.State) bool {
-	if old.UID != cur.UID || old.ResourceVersion == cur.ResourceVersion ||
-		stateBefore(old, cur, st) != st || !inplace.InFlight(cur, st) {
+	if old.UID != cur.UID || old.ResourceVersion == cur.ResourceVersion || stateBefore(old, cur, st) != st {
 		return false
 	}
 	was, ok := inplace.BearingOf(old, st)
