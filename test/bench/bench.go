@@ -120,15 +120,21 @@ func (p *part) stopProject() {
 // watches and webhook proxy.
 const benchProcess = "bench (simulated nodes)"
 
-// meter reads the CPU time of the project and of the control plane (and,
-// on hollow nodes, of the nodes and kube-scheduler).
+// controlPlanePrefix names one control-plane process's CPU time
+// ("control plane: kube-apiserver"), beside the control plane's total.
+const controlPlanePrefix = "control plane: "
+
+// meter reads the CPU time of the project and of the control plane, in
+// total and by process (and, on hollow nodes, of the nodes and
+// kube-scheduler).
 func (p *part) meter() cpuMeter {
 	m := cpuMeter{}
 	if p.project != nil {
 		m["inplace"] = p.project.pids()
 	}
-	for _, pid := range p.w.Cluster.Pids() {
+	for name, pid := range p.w.Cluster.Pids() {
 		m["control plane"] = append(m["control plane"], pid)
+		m[controlPlanePrefix+name] = []int{pid}
 	}
 	if p.w.Hollow != nil {
 		for _, pid := range p.w.Hollow.Pids() {

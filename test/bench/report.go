@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -45,7 +46,7 @@ var sources = []string{
 	"writes and requests: the kube-apiserver audit log (every request once, at ResponseComplete, leases left out), by user agent and user: " +
 		"inplace = the project's client (user agent \"inplace\"), kubelet = the nodes' status and deletes, scheduler = bindings (the simulated nodes' stand-in or kube-scheduler), " +
 		"controllers = kube-controller-manager's service accounts, events = every Event whoever writes it; in the run's namespace and inplace-system (the pre-pull pods), per upgraded pod",
-	"CPU: /proc/<pid>/stat utime+stime of the inplace processes, of the control plane (etcd, kube-apiserver, kube-controller-manager) and, on hollow nodes, of the nodes and kube-scheduler; " +
+	"CPU: /proc/<pid>/stat utime+stime of the inplace processes, of the control plane (etcd, kube-apiserver, kube-controller-manager; in the scale runs also each, beside its round's floor) and, on hollow nodes, of the nodes and kube-scheduler; " +
 		"the simulated nodes run inside the benchmark's own process and are not counted",
 	"memory: /proc/<pid>/status VmRSS and VmHWM of a fresh `inplace run` (every function, embedded NATS), 10s after /readyz",
 }
@@ -251,6 +252,38 @@ func (r *report) scaleFloors() []rollout {
 		return r.Floors
 	}
 	return []rollout{*r.Floor}
+}
+
+// roundFloor is the scale run's floor of round, nil when there is none.
+func (r *report) roundFloor(round int) *rollout {
+	for _, f := range r.scaleFloors() {
+		if f.Round == round && f.Error == "" && f.Seconds > 0 {
+			return &f
+		}
+	}
+	return nil
+}
+
+// controlPlaneByProcess says each control-plane process's CPU per pod in
+// cpu (a run's CPUMsPerPod), with floor's beside it when there is one:
+// "kube-apiserver 13.4 (12.1), etcd 1.8 (1.9), ...", by name; "" when cpu
+// has none (a report from before they were metered).
+func controlPlaneByProcess(cpu map[string]float64, floor *rollout) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(cpu)) {
+		name, ok := strings.CutPrefix(k, controlPlanePrefix)
+		if !ok {
+			continue
+		}
+		part := fmt.Sprintf("%s %.1f", name, cpu[k])
+		if floor != nil {
+			if v, ok := floor.CPUMsPerPod[k]; ok {
+				part += fmt.Sprintf(" (%.1f)", v)
+			}
+		}
+		parts = append(parts, part)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // scaleRound is a scale run and the floor of its round.

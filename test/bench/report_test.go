@@ -282,3 +282,21 @@ func TestMedian(t *testing.T) {
 		}
 	}
 }
+
+// The control plane's CPU by process reads each process's figure with its
+// round's floor beside it, by name, and nothing from a report made before
+// they were metered.
+func TestControlPlaneByProcess(t *testing.T) {
+	cpu := map[string]float64{"inplace": 4, "control plane": 19.2,
+		controlPlanePrefix + "kube-apiserver": 13.4, controlPlanePrefix + "etcd": 1.8}
+	floor := &rollout{CPUMsPerPod: map[string]float64{controlPlanePrefix + "kube-apiserver": 12.1}}
+	if got, want := controlPlaneByProcess(cpu, floor), "etcd 1.8, kube-apiserver 13.4 (12.1)"; got != want {
+		t.Errorf("with a floor: %q, want %q", got, want)
+	}
+	if got, want := controlPlaneByProcess(cpu, nil), "etcd 1.8, kube-apiserver 13.4"; got != want {
+		t.Errorf("without a floor: %q, want %q", got, want)
+	}
+	if got := controlPlaneByProcess(map[string]float64{"control plane": 19.2}, floor); got != "" {
+		t.Errorf("an older report: %q, want nothing", got)
+	}
+}

@@ -123,6 +123,9 @@ func (r *report) printScale(out io.Writer) {
 			fmt.Fprintf(out, "    CPU (cores): inplace %.2f, control plane %.2f, %s %.2f; the machine's %d CPUs %.0f%% busy (every process)\n",
 				cores(t.CPUMsPerPod["inplace"], t), cores(t.CPUMsPerPod["control plane"], t), benchProcess, cores(t.CPUMsPerPod[benchProcess], t),
 				runtime.NumCPU(), 100*t.MachineBusy)
+			if by := controlPlaneByProcess(t.CPUMsPerPod, r.roundFloor(t.Round)); by != "" {
+				fmt.Fprintf(out, "    control plane, CPU ms per pod by process (the round's floor): %s\n", by)
+			}
 			for _, s := range t.Shares {
 				fmt.Fprintf(out, "    replica %s\n", s)
 			}
