@@ -266,7 +266,7 @@ func (r *report) roundFloor(round int) *rollout {
 
 // controlPlaneByProcess says each control-plane process's CPU per pod in
 // cpu (a run's CPUMsPerPod), with floor's beside it when there is one:
-// "kube-apiserver 13.4 (12.1), etcd 1.8 (1.9), ...", by name; "" when cpu
+// "etcd 1.8 (1.9), kube-apiserver 13.4 (12.1), ...", by name; "" when cpu
 // has none (a report from before they were metered).
 func controlPlaneByProcess(cpu map[string]float64, floor *rollout) string {
 	var parts []string
@@ -300,10 +300,8 @@ func (r *report) scaleRounds(n int) []scaleRound {
 		if tp.Replicas != n || tp.Error != "" || tp.Unavailable != "" {
 			continue
 		}
-		for _, f := range r.scaleFloors() {
-			if f.Round == tp.Round && f.Error == "" && f.Seconds > 0 {
-				out = append(out, scaleRound{run: tp, floor: f})
-			}
+		if f := r.roundFloor(tp.Round); f != nil {
+			out = append(out, scaleRound{run: tp, floor: *f})
 		}
 	}
 	return out

@@ -111,7 +111,8 @@ func TestCrashedPoolIsRemoved(t *testing.T) {
 	// The control plane died with the child (its processes' parent-death
 	// signal); its directory is left where the child said, as a crash
 	// leaves it: Prepare is for the node's remains, this test removes it.
-	dir := strings.TrimSpace(line[strings.Index(line, "POOL READY ")+len("POOL READY "):])
+	_, dir, _ := strings.Cut(line, "POOL READY ")
+	dir = strings.TrimSpace(dir)
 	if filepath.Dir(dir) != filepath.Clean(os.TempDir()) || !strings.HasPrefix(filepath.Base(dir), "inplace-cluster-") {
 		t.Fatalf("crash helper: control plane directory %q: want one of %s/inplace-cluster-*", dir, os.TempDir())
 	}

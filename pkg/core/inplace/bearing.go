@@ -33,7 +33,7 @@ func BearingOf(pod *corev1.Pod, st *State) (Bearing, bool) {
 		b.Reason = r.Reason
 	}
 	if b.Held {
-		b.Taken = Taken(pod, st, plan)
+		b.Taken = taken(pod, st, plan, r)
 	}
 	b.Gate, _ = GateStatus(pod)
 	return b, true

@@ -152,7 +152,11 @@ func Restarted(pod *corev1.Pod, st *State, plan events.Plan) bool {
 // conditions again. A kubelet that does not report it has taken the patch
 // up once every planned container was replaced (Restarted).
 func Taken(pod *corev1.Pod, st *State, plan events.Plan) bool {
-	r := progress(pod, st, plan)
+	return taken(pod, st, plan, progress(pod, st, plan))
+}
+
+// taken is Taken with the completion check r already run.
+func taken(pod *corev1.Pod, st *State, plan events.Plan, r Result) bool {
 	switch {
 	case r.Verdict == Succeeded:
 		return true

@@ -62,9 +62,10 @@ func changed(old, cur *corev1.Pod, state func(*corev1.Pod) *inplace.State) (st *
 }
 
 // unmoved: the change from old to cur, within one upgrade still in flight
-// on cur, leaves verify's decision as it was (the same inplace.Bearing): a kubelet
-// status write on the way, such as the one that reports the old container
-// stopped or the new one created, while the completion check still waits.
+// on cur, leaves verify's decision as it was (the same inplace.Bearing):
+// a kubelet status write on the way, such as the one that reports the old
+// container stopped or the new one created, while the completion check
+// still waits.
 // verify hears of the pod at the next change that bears on its decision,
 // or from its own timer for a deadline; a pod.updated of this one would
 // wake it only to wait again. The informer's resync (the same

@@ -30,9 +30,10 @@ func (p *published) Publish(_ context.Context, e cloudevents.Event) error {
 }
 
 // Changes of a pod that pile up before the watcher publishes them (each
-// bearing on verify's decision) go out as one pod.updated, the pod's latest state (verify reads the pod from
-// its cache anyway); each container.restarted still goes out, and another
-// pod of the same name (another UID) has its own pod.updated.
+// bearing on verify's decision) go out as one pod.updated, the pod's
+// latest state (verify reads the pod from its cache anyway); each
+// container.restarted still goes out, and another pod of the same name
+// (another UID) has its own pod.updated.
 func TestAPodsWaitingUpdatesGoOutAsItsLatest(t *testing.T) {
 	client := fake.NewClientset()
 	inf := informers.NewSharedInformerFactory(client, 0).Core().V1().Pods().Informer()
