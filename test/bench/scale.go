@@ -123,6 +123,7 @@ func (p *part) scaleWorkload(ctx context.Context, n int) (*scaleWorkload, error)
 func (p *part) scaleFloor(ctx context.Context, s *scaleWorkload) rollout {
 	res := rollout{Scenario: "scale", Run: floorRun, Pods: int(s.wl.Replicas), MaxUnavailable: "100%",
 		Clock: "first patch → last pod Ready on the image (the benchmark patches every pod itself)"}
+	p.eventsWritten(ctx)
 	m := p.meter()
 	before, from := m.read(), time.Now()
 	took, err := p.floor(ctx, s.namespace, s.wl.Name, s.firstRef, res.Pods, false, nil)

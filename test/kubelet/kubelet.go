@@ -14,7 +14,6 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -40,8 +39,9 @@ type Kubelet struct {
 	podQueue    workqueue.TypedRateLimitingInterface[string]
 	schedQueue  workqueue.TypedRateLimitingInterface[string]
 	nodeQueue   workqueue.TypedRateLimitingInterface[string]
-	broadcaster record.EventBroadcaster
+	broadcaster record.EventBroadcaster // the scheduler's; each node has its own
 	schedRec    record.EventRecorder
+	activity    eventActivity // of every node's and the scheduler's Events
 
 	mu      sync.Mutex
 	workers map[string]*worker   // pod workers by namespace/name
@@ -70,8 +70,8 @@ func New(client kubernetes.Interface, opts Options) (*Kubelet, error) {
 		workers: map[string]*worker{},
 		assumed: map[types.UID]string{},
 	}
-	k.broadcaster = record.NewBroadcaster(record.WithCorrelatorOptions(record.CorrelatorOptions{BurstSize: 100, QPS: 1}))
-	k.schedRec = k.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: opts.SchedulerName})
+	k.broadcaster = newBroadcaster()
+	k.schedRec = recorder{k.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: opts.SchedulerName}), &k.activity}
 	for i := 0; i < opts.Nodes; i++ {
 		name := fmt.Sprintf("%s-%d", opts.NamePrefix, i)
 		n, err := newNode(name, i, opts.PodCIDR)
@@ -83,7 +83,8 @@ func New(client kubernetes.Interface, opts Options) (*Kubelet, error) {
 		for k, v := range opts.Capacity {
 			n.capacity[corev1.ResourceName(k)] = v
 		}
-		n.rec = k.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: name})
+		n.events = newBroadcaster()
+		n.rec = recorder{n.events.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: name}), &k.activity}
 		k.nodes[name] = n
 		k.nodeOrder = append(k.nodeOrder, name)
 	}
@@ -111,7 +112,7 @@ func (k *Kubelet) Start(ctx context.Context) error {
 	k.base = context.WithoutCancel(ctx)
 	k.epoch = time.Now()
 	ctx, k.cancel = context.WithCancel(ctx)
-	k.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: k.client.CoreV1().Events("")})
+	k.startEvents()
 	if err := k.register(ctx); err != nil {
 		k.Stop()
 		return fmt.Errorf("start kubelet: %w", err)
@@ -143,6 +144,9 @@ func (k *Kubelet) Stop() {
 		}
 		k.wg.Wait()
 		k.broadcaster.Shutdown()
+		for _, name := range k.nodeOrder {
+			k.nodes[name].events.Shutdown()
+		}
 		if !k.opts.KeepNodes && k.base != nil {
 			k.deleteNodes()
 		}

@@ -30,6 +30,7 @@ type node struct {
 	cidr    *net.IPNet
 	ipam    *ipam
 	cache   *imageCache
+	events  record.EventBroadcaster
 	rec     record.EventRecorder
 	res     ImageResolver
 	timeout time.Duration
