@@ -44,7 +44,9 @@ type eventActivity struct{ last atomic.Int64 } // UnixNano
 
 func (a *eventActivity) touch() { a.last.Store(time.Now().UnixNano()) }
 
-func (a *eventActivity) since() time.Duration { return time.Duration(time.Now().UnixNano() - a.last.Load()) }
+func (a *eventActivity) since() time.Duration {
+	return time.Duration(time.Now().UnixNano() - a.last.Load())
+}
 
 // EventsWritten waits until the pool has neither recorded nor written an
 // Event for quiet: every Event its nodes and scheduler recorded is written
