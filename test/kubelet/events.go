@@ -39,6 +39,14 @@ func (k *Kubelet) startEvents() {
 	}
 }
 
+// stopEvents stops the scheduler's and every node's broadcaster.
+func (k *Kubelet) stopEvents() {
+	k.broadcaster.Shutdown()
+	for _, name := range k.nodeOrder {
+		k.nodes[name].events.Shutdown()
+	}
+}
+
 // eventActivity is when the pool last recorded or wrote an Event.
 type eventActivity struct{ last atomic.Int64 } // UnixNano
 

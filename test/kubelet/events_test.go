@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/inplace-dev/inplace/test/eventually"
 )
 
 // eventWrites counts the Events a fake API server is asked to create, by
@@ -44,12 +46,7 @@ func newEventPool(t *testing.T, nodes int) (*Kubelet, *eventWrites) {
 		t.Fatal(err)
 	}
 	k.startEvents()
-	t.Cleanup(func() {
-		k.broadcaster.Shutdown()
-		for _, n := range k.nodes {
-			n.events.Shutdown()
-		}
-	})
+	t.Cleanup(k.stopEvents)
 	return k, w
 }
 
@@ -72,14 +69,9 @@ func TestNodesWriteTheirOwnEvents(t *testing.T) {
 	for i := range 10 {
 		quiet.record(eventPod(1000+i), corev1.EventTypeNormal, "Started", "Started container app")
 	}
+	eventually.Until(t, 30*time.Second, "node "+quiet.name+"'s 10 Events written", func() bool { return w.count(quiet.name) >= 10 })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	for w.count(quiet.name) < 10 {
-		if ctx.Err() != nil {
-			t.Fatalf("node %s wrote %d of its 10 Events", quiet.name, w.count(quiet.name))
-		}
-		time.Sleep(time.Millisecond)
-	}
 	if n := w.count(busy.name); n >= backlog {
 		t.Errorf("node %s's 10 Events were written after node %s's whole backlog (%d): the nodes share one queue", quiet.name, busy.name, n)
 	}

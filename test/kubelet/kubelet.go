@@ -143,10 +143,7 @@ func (k *Kubelet) Stop() {
 			}
 		}
 		k.wg.Wait()
-		k.broadcaster.Shutdown()
-		for _, name := range k.nodeOrder {
-			k.nodes[name].events.Shutdown()
-		}
+		k.stopEvents()
 		if !k.opts.KeepNodes && k.base != nil {
 			k.deleteNodes()
 		}
